@@ -14,19 +14,28 @@ TOML layout (every key optional)::
     response_prompt = "emotion_aware" # or "e3rg" (the paper's prompt, no emotion injected)
     emotion_map = "hit"               # or "video"
 
+    [speech]                          # shared speech settings (SpeechConfig); voices are per avatar
+    openvoice_dir = "~/OpenVoice/checkpoints_v2"
+
+    [video]                           # the talking head (VideoConfig)
+    backend = "mesh"                  # or "dicetalk" (GPU, a local DICE-Talk checkout)
+    dicetalk_dir = "~/DICE-Talk"
+
     [models.my-vllm]                  # extra profiles, or overrides of the built-in ones
     backend = "openai"
     model = "Qwen/Qwen2.5-7B-Instruct"
     base_url = "http://127.0.0.1:8000/v1"
 
 Environment variables: ``E3RG_CONFIG`` (the TOML path), ``E3RG_DATA_DIR``, ``E3RG_CACHE_DIR`` and
-``E3RG_UNDERSTANDING_<FIELD>`` for each field of ``UnderstandingConfig`` (lists comma-separated).
+``E3RG_UNDERSTANDING_<FIELD>`` for each field of ``UnderstandingConfig`` (lists comma-separated),
+``E3RG_SPEECH_<FIELD>`` and ``E3RG_VIDEO_<FIELD>`` likewise for ``SpeechConfig`` and ``VideoConfig``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,8 +92,42 @@ class UnderstandingConfig:
 
 
 @dataclass(frozen=True)
+class VideoConfig:
+    backend: str = "mesh"  # registry.VIDEO: "mesh" (embedded, CPU) or "dicetalk" (GPU)
+    fps: int = 25  # mesh only; DICE-Talk always makes 25 fps
+    size_px: int = 512  # square frames; DICE-Talk's minimum resolution
+    seed: int = 0
+    preset: str = "veryfast"  # x264 preset of the mesh renderer
+    crf: int = 20
+    bank: str = ""  # emotion bank TOML; "" = emotion_banks/video_<backend>.toml
+    dicetalk_dir: str = ""  # a DICE-Talk checkout with its checkpoints/ folder
+    dicetalk_device: int = 0  # CUDA device index
+    dicetalk_steps: int = 25
+    dicetalk_ref_scale: float = 3.0
+    dicetalk_emo_scale: float = 6.0
+    dicetalk_expand_ratio: float = 0.5
+    dicetalk_crop: bool = True
+
+
+@dataclass(frozen=True)
+class SpeechConfig:
+    """Stage 3a. The backend and voice are chosen per avatar (profile.toml [voice]); these are shared."""
+
+    seed: int = 0  # the embedded voices' noise; the same seed gives the same audio
+    bank_dir: str = ""  # folder of speech_<backend>.toml emotion banks; "" = the shipped emotion_banks/
+    # openvoice: MeloTTS base speaker + OpenVoice V2 tone colour converter (GPU box)
+    openvoice_dir: str = ""  # OpenVoice checkpoints_v2/ (converter/, base_speakers/ses/)
+    openvoice_v1_dir: str = ""  # OpenVoice V1 checkpoints/ (base_speakers/EN/) for the emotional styles
+    melo_dir: str = ""  # a MeloTTS EN_NEWEST folder with config.json and checkpoint.pth; "" = Hugging Face cache
+    openvoice_device: str = "auto"  # "auto" (CUDA when present), "cuda", "cuda:N" or "cpu"
+    openvoice_speed: float = 0.8  # MeloTTS speed, as E3RG uses it
+
+
+@dataclass(frozen=True)
 class Config:
     understanding: UnderstandingConfig = field(default_factory=UnderstandingConfig)
+    speech: SpeechConfig = field(default_factory=SpeechConfig)
+    video: VideoConfig = field(default_factory=VideoConfig)
     models: Mapping[str, ModelProfile] = field(default_factory=lambda: dict(BUILTIN_PROFILES))
     data_dir: Path = Path("~/.local/share/e3rg").expanduser()
     cache_dir: Path = Path("~/.cache/e3rg").expanduser()
@@ -98,6 +141,10 @@ class Config:
                 "or add a [models.NAME] table to the config file"
             )
         return self.models[base]
+
+
+#: The per-stage sections of the config file, each also settable as E3RG_<SECTION>_<FIELD>.
+SECTIONS: dict[str, type] = {"understanding": UnderstandingConfig, "speech": SpeechConfig, "video": VideoConfig}
 
 
 def _coerce(value: Any, default: Any, key: str) -> Any:
@@ -186,7 +233,31 @@ def validate(config: Config) -> Config:
         raise ConfigError("temperatures must lie in 0..2")
     if u.max_input_chars < 1 or u.max_reply_tokens < 8:
         raise ConfigError("max_input_chars must be >= 1 and max_reply_tokens >= 8")
+    _validate_speech(config.speech)
+    _validate_video(config.video)
     return config
+
+
+def _validate_speech(s: SpeechConfig) -> None:
+    if not 0.5 <= s.openvoice_speed <= 2.0:
+        raise ConfigError(f"speech.openvoice_speed must lie in 0.5..2, not {s.openvoice_speed}")
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", s.openvoice_device):
+        raise ConfigError(f"speech.openvoice_device must be auto, cpu, cuda or cuda:N, not {s.openvoice_device!r}")
+
+
+def _validate_video(v: VideoConfig) -> None:
+    if v.backend not in registry.names("video"):
+        raise ConfigError(f"unknown video backend {v.backend!r}; choose from {', '.join(registry.names('video'))}")
+    if not 1 <= v.fps <= 60:
+        raise ConfigError(f"video.fps must lie in 1..60, not {v.fps}")
+    if not 128 <= v.size_px <= 2048 or v.size_px % 2:
+        raise ConfigError(f"video.size_px must be an even number in 128..2048, not {v.size_px}")
+    if not 0 <= v.crf <= 51:
+        raise ConfigError(f"video.crf must lie in 0..51, not {v.crf}")
+    if v.dicetalk_steps < 1 or v.dicetalk_expand_ratio < 0 or v.dicetalk_device < 0:
+        raise ConfigError("video.dicetalk_steps must be >= 1, dicetalk_expand_ratio >= 0 and dicetalk_device >= 0")
+    if v.dicetalk_ref_scale < 0 or v.dicetalk_emo_scale < 0:
+        raise ConfigError("video.dicetalk_ref_scale and dicetalk_emo_scale must be >= 0")
 
 
 def load_config(
@@ -212,7 +283,7 @@ def load_config(
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {p} is not valid TOML: {exc}") from exc
 
-    top_allowed = {"understanding", "models", "data_dir", "cache_dir"}
+    top_allowed = {*SECTIONS, "models", "data_dir", "cache_dir"}
     unknown = set(data) - top_allowed
     if unknown:
         raise ConfigError(f"unknown config keys {sorted(unknown)}; allowed: {sorted(top_allowed)}")
@@ -224,31 +295,28 @@ def load_config(
             options["api_key"] = env.get(str(options.pop("api_key_env")), "")
             profiles[name] = dataclasses.replace(profile, options=options)
     config = Config(models=profiles)
-    und = _merge_dataclass(config.understanding, data.get("understanding", {}), "understanding")
     top = {k: data[k] for k in ("data_dir", "cache_dir") if k in data}
-
-    env_und = {
-        f.name: env[f"E3RG_UNDERSTANDING_{f.name.upper()}"]
-        for f in dataclasses.fields(UnderstandingConfig)
-        if f"E3RG_UNDERSTANDING_{f.name.upper()}" in env
-    }
-    und = _merge_dataclass(und, env_und, "understanding")
     for key in ("data_dir", "cache_dir"):
         if f"E3RG_{key.upper()}" in env:
             top[key] = env[f"E3RG_{key.upper()}"]
-
-    cli_und = {}
+    cli: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
     for key, value in (overrides or {}).items():
         if value is None:
             continue
         section, _, name = key.rpartition(".")
-        if section == "understanding":
-            cli_und[name] = value
+        if section in SECTIONS:
+            cli[section][name] = value
         elif section == "" and name in ("data_dir", "cache_dir"):
             top[name] = value
         else:
             raise ConfigError(f"unknown override {key!r}")
-    und = _merge_dataclass(und, cli_und, "understanding")
-    config = dataclasses.replace(config, understanding=und)
+    sections = {}
+    for section, cls in SECTIONS.items():
+        value = _merge_dataclass(getattr(config, section), data.get(section, {}), section)
+        prefix = f"E3RG_{section.upper()}_"
+        from_env = {f.name: env[prefix + f.name.upper()] for f in dataclasses.fields(cls) if prefix + f.name.upper() in env}
+        value = _merge_dataclass(value, from_env, section)
+        sections[section] = _merge_dataclass(value, cli[section], section)
+    config = dataclasses.replace(config, **sections)
     config = _merge_dataclass(config, top, "config")
     return validate(config)

