@@ -1,0 +1,56 @@
+"""Stage 3a: the reply spoken in the avatar's voice, with the emotion audible.
+
+Backends (``registry.SPEECH``): ``embedded`` (hibari and Piper voices on CPU, the default) and
+``openvoice`` (MeloTTS + OpenVoice tone colour conversion, GPU box). Each avatar names its backend
+and voice in ``profile.toml`` ``[voice]``; ``create_speaker(config, backend)`` builds one. Importing
+this package loads no model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from e3rg_core.config import Config
+    from e3rg_core.memory.profiles import Profile, VoiceSettings
+    from e3rg_core.speech.base import Speaker
+
+
+def bank_file(config: "Config", backend: str) -> Path:
+    """The emotion bank of ``backend``: ``speech_<backend>.toml`` in the configured or shipped folder."""
+    from e3rg_core.speech.banks import BANKS_DIR
+
+    folder = Path(config.speech.bank_dir).expanduser() if config.speech.bank_dir else BANKS_DIR
+    return folder / f"speech_{backend}.toml"
+
+
+def speaker_options(config: "Config", backend: str) -> dict[str, Any]:
+    """The constructor options of a speech backend, from the config."""
+    s = config.speech
+    options: dict[str, Any] = {"bank_path": bank_file(config, backend), "seed": s.seed}
+    if backend == "openvoice":
+        def folder(value: str) -> Path | None:
+            return Path(value).expanduser() if value else None
+
+        options.update(checkpoints=folder(s.openvoice_dir), v1_checkpoints=folder(s.openvoice_v1_dir),
+                       melo_dir=folder(s.melo_dir), device=s.openvoice_device, speed=s.openvoice_speed,
+                       cache_dir=config.cache_dir)
+    return options
+
+
+def create_speaker(config: "Config", backend: str = "embedded") -> "Speaker":
+    """Build a speech backend (its models load here)."""
+    from e3rg_core import registry
+
+    return registry.create("speech", backend, speaker_options(config, backend))
+
+
+def voice_for(profile: "Profile") -> "VoiceSettings":
+    """The avatar's voice settings, with its reference clip (for voice-cloning backends) in ``options``."""
+    import dataclasses
+
+    voice = profile.voice
+    if profile.reference_speech is not None and "reference_speech" not in voice.options:
+        voice = dataclasses.replace(voice, options={**voice.options, "reference_speech": str(profile.reference_speech)})
+    return voice
