@@ -1,0 +1,1 @@
+"""Decoding and encoding audio and video (soundfile, the ffmpeg binary of imageio-ffmpeg); no model code."""
