@@ -50,7 +50,8 @@ SPEECH: dict[str, BackendEntry] = {
     ),
     "openvoice": BackendEntry(
         "e3rg_core.speech.openvoice:OpenVoiceSpeaker",
-        "an OpenVoice checkout (pip install -e OpenVoice), MeloTTS (pip install -e MeloTTS) and their checkpoints",
+        "pip install git+https://github.com/myshell-ai/OpenVoice git+https://github.com/myshell-ai/MeloTTS "
+        "&& python -m unidic download, plus OpenVoice V2 checkpoints (speech.openvoice_dir)",
         "MeloTTS base speaker + OpenVoice V2 tone colour conversion to the avatar's reference voice (GPU)",
     ),
 }
