@@ -152,9 +152,19 @@ class Understander:
         z = sum(math.exp(v - top) for v in adjusted.values())
         return {c: math.exp(v - top) / z for c, v in adjusted.items()}
 
-    def understand(self, turn: UserTurn) -> Understanding:
-        """Predict the user's emotion and write the avatar's reply."""
+    def understand(self, turn: UserTurn, *, emotion: str | None = None) -> Understanding:
+        """Predict the user's emotion and write the avatar's reply.
+
+        ``emotion`` is the user's own correction ("not angry, tired"): a label or word that
+        ``normalize_label`` knows. It replaces the prediction (no voters run) and the reply is
+        written for it.
+        """
         s = self.settings
+        corrected = None
+        if emotion is not None:
+            corrected = normalize_label(str(emotion)[:60])
+            if corrected is None:
+                raise InputError(f"unknown emotion {str(emotion)[:60]!r}; use one of: {', '.join(CANDIDATES)}")
         turn = UserTurn(
             text=clean_text(turn.text, max_chars=s.max_input_chars),
             history=clip_history(turn.history, max_utterances=s.history_utterances),
@@ -166,7 +176,7 @@ class Understander:
         timings: dict[str, float] = {}
         start = time.perf_counter()
         votes, failures = [], []
-        for voter in self.voters:
+        for voter in self.voters if corrected is None else ():
             try:
                 votes.append(self.vote(voter, turn, media))
             except InputError:
@@ -174,10 +184,14 @@ class Understander:
             except E3rgError as exc:
                 logger.warning("voter %s failed: %s", voter.spec, exc)
                 failures.append(f"{voter.spec}: {exc}")
-        if not votes:
+        if corrected is not None:
+            votes = [EmotionVote("user", corrected, str(emotion), True, 0.0, {corrected: 1.0})]
+            result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights={"user": 1.0})
+        elif not votes:
             raise BackendFailed("every emotion predictor failed: " + "; ".join(failures))
-        weights = {v.spec: v.weight for v in self.voters}
-        result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights=weights)
+        else:
+            weights = {v.spec: v.weight for v in self.voters}
+            result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights=weights)
         timings["emotion_s"] = time.perf_counter() - start
 
         label, coarse = result.label, result.coarse

@@ -171,3 +171,15 @@ def test_long_history_is_windowed_and_clipped():
     assert len(dialogue) == 8 + 1  # the configured window, then the current message
     assert all(len(line) <= len("Listener: ") + 601 for line in dialogue[:-1])
     assert dialogue[0].startswith("Speaker: …x") and dialogue[-1] == "Speaker: And now this."
+
+
+def test_the_users_correction_replaces_the_prediction():
+    chat = ScriptedChat(label="furious", reply="Listener: That sounds exhausting; rest if you can.")
+    backends = {"qwen1.5b": chat, "minilm": FixedClassifier("angry")}
+    u = make(voters=("qwen1.5b", "minilm"), backends=backends).understand(
+        UserTurn(text="I have been at work since six."), emotion="tired")
+    assert (u.emotion, u.coarse) == ("sad", "sad") and u.confidence == pytest.approx(1.0)
+    assert [v.voter for v in u.votes] == ["user"] and u.votes[0].raw == "tired"
+    assert len(chat.calls) == 1 and "feel sad" in chat.calls[0]["messages"][1].content  # only the reply ran
+    with pytest.raises(InputError, match="unknown emotion 'blorp'; use one of: surprised"):
+        make(backends={"qwen1.5b": chat}).understand(UserTurn(text="Hi."), emotion="blorp")
