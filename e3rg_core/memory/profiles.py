@@ -27,6 +27,9 @@ files in the same folder, used by voice-cloning and video backends)::
     rate = 1.0                 # speaking-rate multiplier
     energy_db = 0.0
 
+Users' own avatars (``memory.custom.create_avatar``) live in the same layout under a second folder,
+the ``user_root`` of ``AvatarLibrary`` (the app uses ``<data_dir>/avatars``); shipped ids win.
+
 Retrieval follows E3RG's intent (the listener's own face and voice by ID) with AvaMERG's fallback:
 the avatar with the same age, gender and timbre, then the library's default.
 """
@@ -36,8 +39,11 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import re
+import shutil
 import tomllib
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -246,31 +252,80 @@ def save_profile(profile: Profile, root: Path) -> Path:
 
 
 class AvatarLibrary:
-    """The avatars under one folder, loaded on first use."""
+    """The shipped avatars under ``root``, plus the users' own under ``user_root`` when given.
 
-    def __init__(self, root: Path = AVATARS_DIR):
+    Ids are the union of both folders. A shipped id always wins: a folder under ``user_root`` named
+    like a shipped avatar is ignored (and ``memory.custom.create_avatar`` never makes one). The default
+    avatar comes from the shipped ``library.toml``. Profiles are read on first use and re-read when
+    their ``profile.toml`` changes or disappears, so avatars created or deleted by another library
+    instance (another worker of the app) are seen too.
+    """
+
+    def __init__(self, root: Path = AVATARS_DIR, *, user_root: Path | None = None):
         self.root = Path(root)
-        self._cache: dict[str, Profile] = {}
+        self.user_root = Path(user_root) if user_root is not None else None
+        self._cache: dict[str, tuple[Path, int, Profile]] = {}  # id -> (profile.toml, its mtime_ns, profile)
+
+    @staticmethod
+    def _ids_in(root: Path | None) -> frozenset[str]:
+        if root is None or not root.is_dir():
+            return frozenset()
+        return frozenset(p.name for p in root.iterdir()
+                         if AVATAR_ID.match(p.name) and (p / "profile.toml").is_file())
+
+    def shipped_ids(self) -> tuple[str, ...]:
+        """The ids of the avatars that ship with e3rg (under ``root``), sorted."""
+        return tuple(sorted(self._ids_in(self.root)))
+
+    def custom_ids(self) -> tuple[str, ...]:
+        """The ids of the users' avatars (under ``user_root``) that no shipped avatar shadows, sorted."""
+        return tuple(sorted(self._ids_in(self.user_root) - self._ids_in(self.root)))
 
     def ids(self) -> tuple[str, ...]:
         """The ids of the avatars in the library, sorted."""
-        if not self.root.is_dir():
-            return ()
-        return tuple(sorted(p.name for p in self.root.iterdir()
-                            if (p / "profile.toml").is_file() and AVATAR_ID.match(p.name)))
+        return tuple(sorted(self._ids_in(self.root) | self._ids_in(self.user_root)))
+
+    def is_custom(self, avatar_id: str) -> bool:
+        """Whether ``avatar_id`` is a user's avatar (under ``user_root``) rather than a shipped one."""
+        check_avatar_id(avatar_id)
+        return avatar_id in self.custom_ids()
+
+    def _path(self, avatar_id: str) -> Path | None:
+        for root in (self.root, self.user_root):
+            if root is not None and (root / avatar_id / "profile.toml").is_file():
+                return root / avatar_id / "profile.toml"
+        return None
 
     def get(self, avatar_id: str) -> Profile:
         """The avatar called ``avatar_id``; an unknown id is an ``InputError`` listing the known ones."""
         check_avatar_id(avatar_id)
-        if avatar_id not in self._cache:
-            path = self.root / avatar_id / "profile.toml"
-            if not path.is_file():
-                raise InputError(f"unknown avatar {avatar_id!r}; choose from {', '.join(self.ids()) or '(none installed)'}")
-            self._cache[avatar_id] = load_profile(path)
-        return self._cache[avatar_id]
+        path = self._path(avatar_id)
+        if path is None:
+            self._cache.pop(avatar_id, None)
+            raise InputError(f"unknown avatar {avatar_id!r}; choose from {', '.join(self.ids()) or '(none installed)'}")
+        try:
+            mtime_ns = path.stat().st_mtime_ns
+        except FileNotFoundError:  # deleted between the check and now
+            self._cache.pop(avatar_id, None)
+            raise InputError(f"avatar {avatar_id!r} was just deleted; choose from {', '.join(self.ids())}") from None
+        cached = self._cache.get(avatar_id)
+        if cached is None or cached[0] != path or cached[1] != mtime_ns:
+            self._cache[avatar_id] = (path, mtime_ns, load_profile(path))
+        return self._cache[avatar_id][2]
 
     def profiles(self) -> tuple[Profile, ...]:
-        return tuple(self.get(i) for i in self.ids())
+        """Every avatar, sorted by id. A user's avatar whose files are broken is skipped with a warning
+        (one bad upload must not take the library down); a broken shipped avatar is a ``ConfigError``."""
+        shipped = self._ids_in(self.root)
+        out = []
+        for avatar_id in self.ids():
+            try:
+                out.append(self.get(avatar_id))
+            except (ConfigError, InputError) as exc:
+                if avatar_id in shipped:
+                    raise
+                logger.warning("skipping the broken custom avatar %r: %s", avatar_id, exc)
+        return tuple(out)
 
     def find(self, *, age: str | None = None, gender: str | None = None, timbre: str | None = None) -> tuple[Profile, ...]:
         """Avatars matching every attribute given (``None`` matches anything), sorted by id."""
@@ -278,7 +333,8 @@ class AvatarLibrary:
         return tuple(p for p in self.profiles() if all(getattr(p, k) == v for k, v in wanted.items()))
 
     def default(self) -> Profile:
-        """The default avatar: ``default = "<id>"`` in ``library.toml``, else the profile flagged default."""
+        """The default avatar: ``default = "<id>"`` in the shipped ``library.toml``, else the shipped
+        profile flagged default, else the first shipped avatar (a user's avatar only when none ships)."""
         index = self.root / "library.toml"
         if index.is_file():
             try:
@@ -290,10 +346,11 @@ class AvatarLibrary:
                     return self.get(data["default"])
                 except InputError as exc:
                     raise ConfigError(f"{index}: field 'default': {exc}") from exc
-        flagged = [p for p in self.profiles() if p.default]
+        shipped = self.shipped_ids()
+        flagged = [p for p in (self.get(i) for i in shipped) if p.default]
         if flagged:
             return flagged[0]
-        ids = self.ids()
+        ids = shipped or tuple(p.id for p in self.profiles())
         if not ids:
             raise ConfigError(f"no avatars in {self.root}: add a folder with a profile.toml")
         return self.get(ids[0])
@@ -304,7 +361,9 @@ class AvatarLibrary:
 
         An id that is known wins. An id that is well-formed but unknown (e.g. an AvaMERG listener id
         with no avatar here) falls through to the attributes. The attribute match wants all given
-        attributes; failing that, the same gender with as many of age and timbre as possible.
+        attributes; failing that, the same gender with as many of age and timbre as possible. Among
+        equally good matches a shipped avatar comes first: a user's uploaded face is used for another
+        turn only when it fits better.
         """
         if avatar_id is not None:
             check_avatar_id(avatar_id)
@@ -313,15 +372,36 @@ class AvatarLibrary:
             logger.info("no avatar %r; matching by attributes", avatar_id)
         wanted = _check_attributes(age=age, gender=gender, timbre=timbre)
         if wanted:
-            exact = self.find(**wanted)
+            shipped = self._ids_in(self.root)
+            exact = sorted(self.find(**wanted), key=lambda p: p.id not in shipped)  # stable: by id within each group
             if exact:
                 return exact[0]
             candidates = [p for p in self.profiles() if gender is None or p.gender == gender]
             if candidates:
                 def score(p: Profile) -> int:
                     return 2 * (p.age == age) + (p.timbre == timbre)
-                return max(candidates, key=lambda p: (score(p), p.default))
+                return max(candidates, key=lambda p: (score(p), p.default, p.id in shipped))
         return self.default()
+
+    def delete_custom(self, avatar_id: str) -> None:
+        """Remove a user's avatar folder; a shipped or unknown id is an ``InputError``."""
+        check_avatar_id(avatar_id)
+        if avatar_id in self._ids_in(self.root):
+            raise InputError(f"avatar {avatar_id!r} ships with e3rg and cannot be deleted; "
+                             "only avatars made by users can")
+        if self.user_root is None or avatar_id not in self._ids_in(self.user_root):
+            custom = ", ".join(self.custom_ids()) or "(none)"
+            raise InputError(f"no custom avatar {avatar_id!r}; the custom avatars are: {custom}")
+        folder = self.user_root / avatar_id
+        # moved aside first so the library never lists a half-deleted avatar
+        trash = self.user_root / f".trash-{uuid.uuid4().hex}"
+        os.rename(folder, trash)
+        self._cache.pop(avatar_id, None)
+        if trash.is_symlink():
+            trash.unlink()
+        else:
+            shutil.rmtree(trash, ignore_errors=True)
+        logger.info("deleted the custom avatar %r", avatar_id)
 
 
 def _check_attributes(**attributes: str | None) -> dict[str, str]:
