@@ -21,6 +21,10 @@ TOML layout (every key optional)::
     backend = "mesh"                  # or "dicetalk" (GPU, a local DICE-Talk checkout)
     dicetalk_dir = "~/DICE-Talk"
 
+    [ui]                              # the Gradio app (UIConfig)
+    host = "0.0.0.0"
+    auth = ["rater01:secret"]
+
     [models.my-vllm]                  # extra profiles, or overrides of the built-in ones
     backend = "openai"
     model = "Qwen/Qwen2.5-7B-Instruct"
@@ -28,7 +32,8 @@ TOML layout (every key optional)::
 
 Environment variables: ``E3RG_CONFIG`` (the TOML path), ``E3RG_DATA_DIR``, ``E3RG_CACHE_DIR`` and
 ``E3RG_UNDERSTANDING_<FIELD>`` for each field of ``UnderstandingConfig`` (lists comma-separated),
-``E3RG_SPEECH_<FIELD>`` and ``E3RG_VIDEO_<FIELD>`` likewise for ``SpeechConfig`` and ``VideoConfig``.
+``E3RG_SPEECH_<FIELD>``, ``E3RG_VIDEO_<FIELD>`` and ``E3RG_UI_<FIELD>`` likewise for ``SpeechConfig``,
+``VideoConfig`` and ``UIConfig``.
 """
 
 from __future__ import annotations
@@ -124,10 +129,25 @@ class SpeechConfig:
 
 
 @dataclass(frozen=True)
+class UIConfig:
+    """The Gradio app (``python app.py``)."""
+
+    host: str = ""  # "" = Gradio's default (127.0.0.1, or GRADIO_SERVER_NAME); "0.0.0.0" for the LAN
+    port: int = 0  # 0 = Gradio's default (7860, or GRADIO_SERVER_PORT)
+    # signs the session id kept in the browser; "" = a random secret made once and kept in the data dir
+    secret: str = ""
+    auth: tuple[str, ...] = ()  # "user:password" pairs; empty = no login
+    max_file_size_mb: int = 50  # largest upload (portrait, voice sample, recording)
+    queue_size: int = 16  # turns waiting beyond this are refused with a "busy" message
+    max_recording_s: int = 60  # longest microphone or webcam turn
+
+
+@dataclass(frozen=True)
 class Config:
     understanding: UnderstandingConfig = field(default_factory=UnderstandingConfig)
     speech: SpeechConfig = field(default_factory=SpeechConfig)
     video: VideoConfig = field(default_factory=VideoConfig)
+    ui: UIConfig = field(default_factory=UIConfig)
     models: Mapping[str, ModelProfile] = field(default_factory=lambda: dict(BUILTIN_PROFILES))
     data_dir: Path = Path("~/.local/share/e3rg").expanduser()
     cache_dir: Path = Path("~/.cache/e3rg").expanduser()
@@ -144,7 +164,8 @@ class Config:
 
 
 #: The per-stage sections of the config file, each also settable as E3RG_<SECTION>_<FIELD>.
-SECTIONS: dict[str, type] = {"understanding": UnderstandingConfig, "speech": SpeechConfig, "video": VideoConfig}
+SECTIONS: dict[str, type] = {"understanding": UnderstandingConfig, "speech": SpeechConfig, "video": VideoConfig,
+                             "ui": UIConfig}
 
 
 def _coerce(value: Any, default: Any, key: str) -> Any:
@@ -235,7 +256,23 @@ def validate(config: Config) -> Config:
         raise ConfigError("max_input_chars must be >= 1 and max_reply_tokens >= 8")
     _validate_speech(config.speech)
     _validate_video(config.video)
+    _validate_ui(config.ui)
     return config
+
+
+def _validate_ui(ui: UIConfig) -> None:
+    if not 0 <= ui.port <= 65535:
+        raise ConfigError(f"ui.port must lie in 0..65535, not {ui.port}")
+    for pair in ui.auth:
+        user, _, password = pair.partition(":")
+        if not user or not password:
+            raise ConfigError("ui.auth entries must look like 'user:password'")
+    if not 1 <= ui.max_file_size_mb <= 2000:
+        raise ConfigError(f"ui.max_file_size_mb must lie in 1..2000, not {ui.max_file_size_mb}")
+    if not 1 <= ui.queue_size <= 1000:
+        raise ConfigError(f"ui.queue_size must lie in 1..1000, not {ui.queue_size}")
+    if not 5 <= ui.max_recording_s <= 60:
+        raise ConfigError(f"ui.max_recording_s must lie in 5..60 (the speech recogniser's limit), not {ui.max_recording_s}")
 
 
 def _validate_speech(s: SpeechConfig) -> None:

@@ -1,0 +1,204 @@
+"""One E3RG turn, end to end: hear → understand → recall the avatar → speak → render.
+
+``Pipeline.run(request, workdir)`` is a generator of ``StageResult`` values, one per stage as it
+finishes, so a UI can paint the emotion and reply before the audio, and the audio before the video::
+
+    pipeline = Pipeline(load_config())
+    for step in pipeline.run(TurnRequest(text="I failed my driving test."), workdir=Path("out")):
+        print(step.stage, step.seconds)
+
+Models load on first use of each stage (``warm_up()`` loads them all). Each stage runs one request
+at a time (the models are not re-entrant); different stages of different turns can overlap. A
+failing stage raises the same clear ``E3rgError`` as the stage itself; nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from e3rg_core.config import Config
+from e3rg_core.errors import InputError
+from e3rg_core.memory import AvatarLibrary, Profile
+from e3rg_core.types import Speech, Understanding, Utterance, UserTurn, Video
+
+logger = logging.getLogger(__name__)
+
+#: the stages, in the order ``run`` reports them
+STAGES = ("heard", "understood", "spoken", "rendered")
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """What the user sent: typed text and/or a microphone or webcam recording, and the avatar."""
+
+    text: str = ""
+    audio_path: Path | None = None  # a microphone clip
+    video_path: Path | None = None  # a webcam recording (its audio track is heard)
+    avatar_id: str | None = None  # None: the library's default
+    history: tuple[Utterance, ...] = ()
+    emotion: str | None = None  # the user's correction of the predicted emotion, e.g. "tired"
+
+
+@dataclass(frozen=True)
+class Heard:
+    """The user's words this turn and where they came from."""
+
+    text: str
+    input_kind: str  # "text", "audio" or "video"
+    transcript: Any = None  # perception.asr.Transcript when a recording was heard
+    note: str = ""  # e.g. "typed text used; the recording's words were ignored"
+
+
+@dataclass(frozen=True)
+class StageResult:
+    stage: str  # one of STAGES
+    value: Any  # Heard, Understanding, Speech or Video
+    seconds: float
+
+
+@dataclass(frozen=True)
+class TurnOutput:
+    """Everything one turn produced."""
+
+    avatar: Profile
+    heard: Heard
+    understanding: Understanding
+    speech: Speech
+    video: Video
+    timings_s: dict[str, float]
+
+
+class Pipeline:
+    """The three E3RG stages over the configured backends, each loaded once."""
+
+    def __init__(self, config: Config, *, library: AvatarLibrary | None = None, understander: Any = None,
+                 speakers: dict[str, Any] | None = None, renderer: Any = None, transcriber: Any = None) -> None:
+        self.config = config
+        self.library = library or AvatarLibrary(user_root=config.data_dir / "avatars")
+        self._understander = understander
+        self._speakers: dict[str, Any] = dict(speakers or {})
+        self._renderer = renderer
+        self._transcriber = transcriber
+        self._locks = {stage: threading.Lock() for stage in STAGES}
+        self._load_lock = threading.Lock()
+
+    # -- the models, loaded on first use ------------------------------------------------------
+    def understander(self) -> Any:
+        with self._load_lock:
+            if self._understander is None:
+                from e3rg_core.understanding.engine import Understander
+
+                self._understander = Understander(self.config)
+            return self._understander
+
+    def speaker(self, backend: str) -> Any:
+        with self._load_lock:
+            if backend not in self._speakers:
+                from e3rg_core.speech import create_speaker
+
+                self._speakers[backend] = create_speaker(self.config, backend)
+            return self._speakers[backend]
+
+    def renderer(self) -> Any:
+        with self._load_lock:
+            if self._renderer is None:
+                from e3rg_core.video import create_renderer
+
+                self._renderer = create_renderer(self.config)
+            return self._renderer
+
+    def transcriber(self) -> Any:
+        with self._load_lock:
+            if self._transcriber is None:
+                from e3rg_core import registry
+
+                self._transcriber = registry.create("asr", "whisper", {"cache_dir": self.config.cache_dir})
+            return self._transcriber
+
+    def warm_up(self, avatar_id: str | None = None) -> dict[str, float]:
+        """Load every model the default turn needs; seconds per stage."""
+        timings = {}
+        for name, load in (("understand", self.understander), ("hear", self.transcriber),
+                           ("speak", lambda: self.speaker(self.library.resolve(avatar_id).voice.backend)),
+                           ("render", self.renderer)):
+            start = time.perf_counter()
+            load()
+            timings[name] = round(time.perf_counter() - start, 3)
+        return timings
+
+    # -- the stages ---------------------------------------------------------------------------
+    def hear(self, request: TurnRequest, workdir: Path) -> Heard:
+        """The user's words: the typed text, else the transcript of the recording."""
+        recording = request.video_path or request.audio_path
+        kind = "video" if request.video_path else "audio" if request.audio_path else "text"
+        text = " ".join((request.text or "").split())
+        if recording is None:
+            if not text:
+                raise InputError("nothing to answer: type a message or record one")
+            return Heard(text=text, input_kind="text")
+        from e3rg_core.perception.asr import extract_audio
+
+        with self._locks["heard"]:
+            wav = extract_audio(Path(recording), Path(workdir) / "user_16k.wav",
+                                max_seconds=float(self.config.ui.max_recording_s))
+            transcript = self.transcriber().transcribe(wav)
+        if text:
+            note = "typed text used" + ("; the recording was heard too" if transcript.text else "")
+            return Heard(text=text, input_kind=kind, transcript=transcript, note=note)
+        if not transcript.text:
+            raise InputError(f"no speech heard in the {kind} recording ({transcript.duration_s:.1f} s); "
+                             "speak a little louder or closer, or type your message")
+        return Heard(text=transcript.text, input_kind=kind, transcript=transcript)
+
+    def understand(self, heard: Heard, request: TurnRequest) -> Understanding:
+        turn = UserTurn(text=heard.text, history=request.history, audio_path=request.audio_path,
+                        video_path=request.video_path)
+        with self._locks["understood"]:
+            return self.understander().understand(turn, emotion=request.emotion)
+
+    def speak(self, understanding: Understanding, avatar: Profile, out_path: Path) -> Speech:
+        from e3rg_core.speech import voice_for
+
+        voice = voice_for(avatar)
+        with self._locks["spoken"]:
+            return self.speaker(voice.backend).synthesize(
+                understanding.reply, emotion=understanding.reply_emotion,
+                intensity=understanding.reply_intensity, voice=voice, out_path=out_path)
+
+    def render(self, speech: Speech, avatar: Profile, out_path: Path) -> Video:
+        with self._locks["rendered"]:
+            return self.renderer().render(speech, portrait=avatar.portrait, emotion=speech.emotion,
+                                          intensity=speech.intensity, out_path=out_path)
+
+    def run(self, request: TurnRequest, workdir: Path) -> Iterator[StageResult]:
+        """Run a turn, yielding each stage's result as it is ready. Files go into ``workdir``."""
+        workdir = Path(workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        avatar = self.library.get(request.avatar_id) if request.avatar_id else self.library.default()
+        steps = (
+            ("heard", lambda: self.hear(request, workdir)),
+            ("understood", lambda: self.understand(values["heard"], request)),
+            ("spoken", lambda: self.speak(values["understood"], avatar, workdir / "reply.wav")),
+            ("rendered", lambda: self.render(values["spoken"], avatar, workdir / "reply.mp4")),
+        )
+        values: dict[str, Any] = {}
+        for stage, step in steps:
+            start = time.perf_counter()
+            values[stage] = step()
+            seconds = time.perf_counter() - start
+            logger.info("turn stage %s took %.2f s", stage, seconds)
+            yield StageResult(stage, values[stage], seconds)
+
+    def turn(self, request: TurnRequest, workdir: Path) -> TurnOutput:
+        """Run a whole turn and return everything it produced."""
+        values, timings = {}, {}
+        for step in self.run(request, workdir):
+            values[step.stage], timings[step.stage] = step.value, round(step.seconds, 3)
+        avatar = self.library.get(request.avatar_id) if request.avatar_id else self.library.default()
+        return TurnOutput(avatar=avatar, heard=values["heard"], understanding=values["understood"],
+                          speech=values["spoken"], video=values["rendered"], timings_s=timings)

@@ -1,0 +1,1 @@
+"""The Gradio app. The only package that imports gradio; ``views`` and ``service`` do not."""

@@ -1,0 +1,170 @@
+"""The app's logic without the widgets: sessions, turns, regeneration, custom avatars.
+
+``ChatService`` joins the pipeline (``e3rg_core.pipeline``) and the session store
+(``e3rg_core.sessions``). A turn runs in a private work folder and is committed to the store only
+when every stage has succeeded, so a failure at any stage leaves the session exactly as it was.
+No gradio here: ``e3rg_core.ui.app`` wires these methods to the page.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from e3rg_core.config import Config
+from e3rg_core.errors import InputError
+from e3rg_core.memory import AvatarLibrary, Profile
+from e3rg_core.pipeline import Pipeline, StageResult, TurnRequest
+from e3rg_core.sessions import Session, SessionInfo, SessionStore, StoredTurn, TurnRecord
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The last event of a successful turn: the turn as stored."""
+
+    session: SessionInfo
+    turn: StoredTurn
+
+
+class ChatService:
+    """Sessions and turns for the app; one per server process."""
+
+    def __init__(self, config: Config, *, pipeline: Pipeline | None = None, store: SessionStore | None = None,
+                 library: AvatarLibrary | None = None) -> None:
+        self.config = config
+        self.library = library or AvatarLibrary(user_root=config.data_dir / "avatars")
+        self.pipeline = pipeline or Pipeline(config, library=self.library)
+        self.store = store or SessionStore(config.data_dir)
+        self.work_root = Path(tempfile.gettempdir()) / "e3rg-work" / uuid.uuid4().hex[:12]
+
+    # -- sessions -------------------------------------------------------------------------------
+    def open_session(self, session_id: str | None, *, owner: str = "", avatar_id: str | None = None) -> Session:
+        """The session ``session_id`` if it exists (and belongs to ``owner``), else a new one."""
+        if session_id:
+            try:
+                session = self.store.get(session_id)
+                if not owner or session.info.owner == owner:
+                    return session
+            except InputError:
+                logger.info("session %r not found; starting a new one", str(session_id)[:40])
+        return self.new_session(avatar_id, owner=owner)
+
+    def new_session(self, avatar_id: str | None = None, *, owner: str = "") -> Session:
+        avatar = self.avatar(avatar_id)
+        info = self.store.create(avatar.id, owner=owner)
+        return Session(info=info, turns=())
+
+    def sessions(self, *, owner: str = "") -> tuple[SessionInfo, ...]:
+        return self.store.list(owner=owner or None)
+
+    def session(self, session_id: str, *, owner: str = "") -> Session:
+        session = self.store.get(session_id)
+        if owner and session.info.owner != owner:
+            raise InputError("that conversation belongs to another user")
+        return session
+
+    def set_avatar(self, session_id: str, avatar_id: str, *, owner: str = "") -> SessionInfo:
+        self.session(session_id, owner=owner)
+        return self.store.set_avatar(session_id, self.avatar(avatar_id).id)
+
+    def export(self, session_id: str, *, owner: str = "") -> Path:
+        """A zip of the session (JSON + media) in a fresh temp folder, ready to download."""
+        self.session(session_id, owner=owner)
+        folder = Path(tempfile.mkdtemp(prefix="e3rg-export-"))
+        return self.store.export(session_id, folder / f"e3rg-session-{session_id[:8]}.zip")
+
+    def delete(self, session_id: str, *, owner: str = "") -> None:
+        self.session(session_id, owner=owner)
+        self.store.delete(session_id)
+
+    # -- avatars --------------------------------------------------------------------------------
+    def avatar(self, avatar_id: str | None) -> Profile:
+        return self.library.get(avatar_id) if avatar_id else self.library.default()
+
+    def avatars(self) -> tuple[Profile, ...]:
+        return self.library.profiles()
+
+    def create_avatar(self, **kwargs: Any) -> Profile:
+        """A custom avatar from an uploaded portrait and voice sample (``memory.custom.create_avatar``)."""
+        from e3rg_core.memory.custom import create_avatar
+
+        return create_avatar(self.library, **kwargs)
+
+    # -- turns ----------------------------------------------------------------------------------
+    def turn(self, session_id: str, *, avatar_id: str | None = None, text: str = "",
+             audio_path: str | Path | None = None, video_path: str | Path | None = None,
+             owner: str = "") -> Iterator[StageResult | Committed]:
+        """Run a turn; yield each stage's result, then ``Committed`` once it is stored."""
+        session = self.session(session_id, owner=owner)
+        avatar = self.avatar(avatar_id or session.info.avatar_id)
+        request = TurnRequest(text=text or "", audio_path=Path(audio_path) if audio_path else None,
+                              video_path=Path(video_path) if video_path else None, avatar_id=avatar.id,
+                              history=self.store.history(session_id))
+        yield from self._run(session, request, replace=False)
+
+    def regenerate(self, session_id: str, emotion: str, *, avatar_id: str | None = None,
+                   owner: str = "") -> Iterator[StageResult | Committed]:
+        """Redo the last turn with the user's own emotion label ("not angry: tired")."""
+        session = self.session(session_id, owner=owner)
+        if not session.turns:
+            raise InputError("there is no turn to redo yet; say something first")
+        if not str(emotion or "").strip():
+            raise InputError("say how you feel instead (e.g. tired, lonely, proud) before redoing the turn")
+        last = session.turns[-1]
+        earlier = self.store.history(session_id)[:-2] if len(session.turns) else ()
+        avatar = self.avatar(avatar_id or last.record.avatar_id)
+        request = TurnRequest(text=last.record.user_text, avatar_id=avatar.id, history=earlier,
+                              emotion=str(emotion).strip())
+        yield from self._run(session, request, replace=True, kind=last.record.input_kind,
+                             user_media={k: v for k, v in last.media.items() if k.startswith("user_")})
+
+    def _run(self, session: Session, request: TurnRequest, *, replace: bool, kind: str | None = None,
+             user_media: dict[str, Path] | None = None) -> Iterator[StageResult | Committed]:
+        workdir = self.work_root / uuid.uuid4().hex
+        try:
+            values: dict[str, Any] = {}
+            timings: dict[str, float] = {}
+            for step in self.pipeline.run(request, workdir):
+                values[step.stage], timings[step.stage] = step.value, round(step.seconds, 3)
+                yield step
+            heard, understanding = values["heard"], values["understood"]
+            speech, video = values["spoken"], values["rendered"]
+            media = dict(user_media or {})
+            if request.audio_path:
+                media["user_audio"] = request.audio_path
+            if request.video_path:
+                media["user_video"] = request.video_path
+            media.update(reply_audio=speech.wav_path, reply_video=video.mp4_path)
+            details: dict[str, Any] = {
+                "votes": [{"voter": v.voter, "label": v.label, "valid": v.valid, "seconds": round(v.seconds, 3)}
+                          for v in understanding.votes],
+                "distribution": dict(sorted(understanding.distribution.items(), key=lambda kv: -kv[1])[:5]),
+                "coarse_distribution": dict(understanding.coarse_distribution),
+                "crisis": understanding.crisis,
+                "voice": speech.voice,
+                "heard_note": heard.note,
+            }
+            if heard.transcript is not None:
+                details["transcript"] = {"text": heard.transcript.text, "words": len(heard.transcript.words),
+                                         "duration_s": heard.transcript.duration_s, "note": heard.transcript.note}
+            record = TurnRecord(
+                user_text=heard.text, input_kind=kind or heard.input_kind, user_emotion=understanding.emotion,
+                user_coarse=understanding.coarse, confidence=min(1.0, float(understanding.confidence)),
+                emotion_source="corrected" if request.emotion else "predicted", reply_text=understanding.reply,
+                reply_emotion=understanding.reply_emotion, reply_intensity=understanding.reply_intensity,
+                avatar_id=request.avatar_id or session.info.avatar_id, timings_s=timings, details=details)
+            store = self.store.replace_last_turn if replace else self.store.add_turn
+            stored = store(session.info.id, record, media)
+            yield Committed(session=self.store.get(session.info.id).info, turn=stored)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,100 @@
+"""What the app shows, as plain data: no gradio here, so it is tested without a server.
+
+Turns come from the session store (``e3rg_core.sessions``); these functions turn them into the
+Chatbot's messages, the emotion timeline's rows and the little Markdown panels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from e3rg_core.emotions import COARSE
+from e3rg_core.sessions import StoredTurn
+
+#: emoji per coarse class, for the emotion panel and the chat
+EMOJI = {"neutral": "😐", "happy": "😊", "surprised": "😮", "angry": "😠", "fear": "😨", "sad": "😢",
+         "disgusted": "🤢", "contempt": "😒"}
+STAGE_NAMES = {"heard": "hear", "understood": "understand", "spoken": "speak", "rendered": "render"}
+
+
+def served_copy(path: Path) -> str:
+    """A copy of a stored file in the system temp dir, which Gradio may serve.
+
+    The data directory holds every session's recordings and is never served; only the files a
+    handler returns are copied to Gradio's cache, and Gradio accepts those from the temp dir.
+    """
+    path = Path(path)
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    folder = Path(tempfile.gettempdir()) / "e3rg-serve" / digest
+    target = folder / path.name
+    if not target.is_file() or target.stat().st_size != path.stat().st_size:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".{path.name}.part"
+        shutil.copyfile(path, partial)
+        partial.replace(target)
+    return str(target)
+
+
+def emotion_scores(distribution: Mapping[str, float]) -> dict[str, float]:
+    """The coarse distribution as ``gr.Label`` confidences, every class present."""
+    return {c: round(float(distribution.get(c, 0.0)), 4) for c in COARSE}
+
+
+def emotion_markdown(label: str, coarse: str, confidence: float, *, source: str = "predicted",
+                     cues: str = "") -> str:
+    who = "you said you feel" if source == "corrected" else "you seem to feel"
+    text = f"### {EMOJI.get(coarse, '')} {who} **{html.escape(label)}**\n\ncoarse class *{coarse}*, confidence {confidence:.2f}"
+    if cues:
+        text += f"\n\n{html.escape(cues)}"
+    return text
+
+
+def timings_markdown(timings: Mapping[str, float]) -> str:
+    if not timings:
+        return ""
+    parts = [f"{STAGE_NAMES.get(k, k)} {v:.2f} s" for k, v in timings.items()]
+    return "Timings: " + " · ".join(parts) + f" · **total {sum(timings.values()):.2f} s**"
+
+
+def chat_messages(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
+    """The conversation as Chatbot messages: each turn's user text, then the reply with its audio and video."""
+    messages: list[dict[str, Any]] = []
+    for turn in turns:
+        r = turn.record
+        user = r.user_text if r.input_kind == "text" else f"🎙 {r.user_text}" if r.input_kind == "audio" else f"📹 {r.user_text}"
+        messages.append({"role": "user", "content": user})
+        title = f"{EMOJI.get(r.user_coarse, '')} {r.user_emotion} ({r.confidence:.2f})"
+        if r.emotion_source == "corrected":
+            title += " · corrected by you"
+        messages.append({"role": "assistant", "content": r.reply_text, "metadata": {"title": title}})
+        for key in ("reply_audio", "reply_video"):
+            if key in turn.media and Path(turn.media[key]).is_file():
+                messages.append({"role": "assistant", "content": {"path": served_copy(turn.media[key])}})
+    return messages
+
+
+def timeline_rows(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
+    """Rows for the emotion timeline: the user's and the avatar's coarse emotion per turn.
+
+    The two are drawn a little either side of the turn number so equal emotions do not hide each other.
+    """
+    rows = []
+    for turn in turns:
+        r = turn.record
+        rows.append({"turn": turn.index + 0.9, "emotion": r.user_coarse, "who": "you"})
+        rows.append({"turn": turn.index + 1.1, "emotion": r.reply_emotion, "who": "avatar"})
+    return rows
+
+
+def session_choices(infos: Iterable[Any]) -> list[tuple[str, str]]:
+    """Dropdown choices for past sessions: (label, id), newest first."""
+    choices = []
+    for info in infos:
+        title = info.title or "(no turns yet)"
+        choices.append((f"{info.updated_at[:16].replace('T', ' ')} · {info.avatar_id} · {info.n_turns} turns · {title}", info.id))
+    return choices

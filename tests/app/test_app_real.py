@@ -1,0 +1,51 @@
+"""``python app.py`` on the embedded defaults, as a new user runs it: a text turn gives all four outputs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.app.test_app_client import OUT, _free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_python_app_py_answers_a_text_turn(tmp_path):
+    from gradio_client import Client
+
+    port = _free_port()
+    env = {**os.environ, "E3RG_DATA_DIR": str(tmp_path / "data"), "E3RG_VIDEO_SIZE_PX": "256",
+           "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines, deadline = [], time.monotonic() + 300
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                pytest.fail("app.py died:\n" + "".join(lines[-40:]))
+            lines.append(line)
+            if "Running on local URL" in line:
+                break
+        else:
+            pytest.fail("app.py did not start in 300 s:\n" + "".join(lines[-40:]))
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        out = dict(zip(OUT, client.predict(None, "nova", "I failed my driving test again today.", None, None,
+                                           api_name="/turn")))
+        assert out["emotion"]["label"] in ("sad", "angry", "fear", "disgusted", "contempt")  # not a happy guess
+        assert len(out["reply_text"].split()) >= 3
+        assert Path(out["reply_audio"]).stat().st_size > 10_000
+        assert Path(out["reply_video"]).stat().st_size > 10_000
+        assert (tmp_path / "data" / "sessions.sqlite3").is_file()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
