@@ -32,8 +32,8 @@ TOML layout (every key optional)::
 
 Environment variables: ``E3RG_CONFIG`` (the TOML path), ``E3RG_DATA_DIR``, ``E3RG_CACHE_DIR`` and
 ``E3RG_UNDERSTANDING_<FIELD>`` for each field of ``UnderstandingConfig`` (lists comma-separated),
-``E3RG_SPEECH_<FIELD>``, ``E3RG_VIDEO_<FIELD>`` and ``E3RG_UI_<FIELD>`` likewise for ``SpeechConfig``,
-``VideoConfig`` and ``UIConfig``.
+``E3RG_SPEECH_<FIELD>``, ``E3RG_VIDEO_<FIELD>``, ``E3RG_PERCEPTION_<FIELD>`` and ``E3RG_UI_<FIELD>``
+likewise for ``SpeechConfig``, ``VideoConfig``, ``PerceptionConfig`` and ``UIConfig``.
 """
 
 from __future__ import annotations
@@ -129,6 +129,19 @@ class SpeechConfig:
 
 
 @dataclass(frozen=True)
+class PerceptionConfig:
+    """How the user's recorded turn is read (speech, voice, face), and the check of the avatar's output."""
+
+    language: str = "en"  # speech recognition language ("" = detect)
+    face: bool = True  # read the facial expression in webcam turns
+    voice: bool = True  # read the voice's prosody in microphone and webcam turns
+    face_weight: float = 0.5  # the face's weight in the emotion vote (0 = only a cue in the prompt)
+    voice_weight: float = 0.25  # the voice's weight in the emotion vote (0 = only a cue in the prompt)
+    face_frames: int = 12  # frames of a webcam turn read for the face
+    check_output: bool = True  # read the avatar's own voice and face back: do they carry the emotion?
+
+
+@dataclass(frozen=True)
 class UIConfig:
     """The Gradio app (``python app.py``)."""
 
@@ -147,6 +160,7 @@ class Config:
     understanding: UnderstandingConfig = field(default_factory=UnderstandingConfig)
     speech: SpeechConfig = field(default_factory=SpeechConfig)
     video: VideoConfig = field(default_factory=VideoConfig)
+    perception: PerceptionConfig = field(default_factory=PerceptionConfig)
     ui: UIConfig = field(default_factory=UIConfig)
     models: Mapping[str, ModelProfile] = field(default_factory=lambda: dict(BUILTIN_PROFILES))
     data_dir: Path = Path("~/.local/share/e3rg").expanduser()
@@ -165,7 +179,7 @@ class Config:
 
 #: The per-stage sections of the config file, each also settable as E3RG_<SECTION>_<FIELD>.
 SECTIONS: dict[str, type] = {"understanding": UnderstandingConfig, "speech": SpeechConfig, "video": VideoConfig,
-                             "ui": UIConfig}
+                             "perception": PerceptionConfig, "ui": UIConfig}
 
 
 def _coerce(value: Any, default: Any, key: str) -> Any:
@@ -256,8 +270,18 @@ def validate(config: Config) -> Config:
         raise ConfigError("max_input_chars must be >= 1 and max_reply_tokens >= 8")
     _validate_speech(config.speech)
     _validate_video(config.video)
+    _validate_perception(config.perception)
     _validate_ui(config.ui)
     return config
+
+
+def _validate_perception(p: PerceptionConfig) -> None:
+    if not 0.0 <= p.face_weight <= 5.0 or not 0.0 <= p.voice_weight <= 5.0:
+        raise ConfigError("perception.face_weight and voice_weight must lie in 0..5 (0 = a prompt cue only)")
+    if not 1 <= p.face_frames <= 64:
+        raise ConfigError(f"perception.face_frames must lie in 1..64, not {p.face_frames}")
+    if p.language and not re.fullmatch(r"[a-z]{2,3}", p.language):
+        raise ConfigError(f"perception.language must be a language code such as 'en' (or '' to detect), not {p.language!r}")
 
 
 def _validate_ui(ui: UIConfig) -> None:

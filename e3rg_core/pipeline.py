@@ -1,4 +1,4 @@
-"""One E3RG turn, end to end: hear → understand → recall the avatar → speak → render.
+"""One E3RG turn, end to end: hear → understand → recall the avatar → speak → render → check.
 
 ``Pipeline.run(request, workdir)`` is a generator of ``StageResult`` values, one per stage as it
 finishes, so a UI can paint the emotion and reply before the audio, and the audio before the video::
@@ -28,8 +28,8 @@ from e3rg_core.types import Speech, Understanding, Utterance, UserTurn, Video
 
 logger = logging.getLogger(__name__)
 
-#: the stages, in the order ``run`` reports them
-STAGES = ("heard", "understood", "spoken", "rendered")
+#: the stages, in the order ``run`` reports them ("checked" only with ``perception.check_output``)
+STAGES = ("heard", "understood", "spoken", "rendered", "checked")
 
 
 @dataclass(frozen=True)
@@ -46,12 +46,16 @@ class TurnRequest:
 
 @dataclass(frozen=True)
 class Heard:
-    """The user's words this turn and where they came from."""
+    """The user's words this turn, where they came from, and how they came across."""
 
     text: str
     input_kind: str  # "text", "audio" or "video"
-    transcript: Any = None  # perception.asr.Transcript when a recording was heard
-    note: str = ""  # e.g. "typed text used; the recording's words were ignored"
+    perception: Any = None  # perception.fusion.Perception when a recording was read
+    note: str = ""  # e.g. "typed text used; the recording was heard too"
+
+    @property
+    def transcript(self) -> Any:
+        return self.perception.transcript if self.perception is not None else None
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class TurnOutput:
     speech: Speech
     video: Video
     timings_s: dict[str, float]
+    consistency: Any = None  # perception.consistency.Consistency, when checked
 
 
 class Pipeline:
@@ -83,7 +88,9 @@ class Pipeline:
         self._understander = understander
         self._speakers: dict[str, Any] = dict(speakers or {})
         self._renderer = renderer
-        self._transcriber = transcriber
+        from e3rg_core.perception.fusion import Perceiver
+
+        self.perceiver = Perceiver(config, transcriber=transcriber)
         self._locks = {stage: threading.Lock() for stage in STAGES}
         self._load_lock = threading.Lock()
 
@@ -112,18 +119,11 @@ class Pipeline:
                 self._renderer = create_renderer(self.config)
             return self._renderer
 
-    def transcriber(self) -> Any:
-        with self._load_lock:
-            if self._transcriber is None:
-                from e3rg_core import registry
-
-                self._transcriber = registry.create("asr", "whisper", {"cache_dir": self.config.cache_dir})
-            return self._transcriber
-
     def warm_up(self, avatar_id: str | None = None) -> dict[str, float]:
         """Load every model the default turn needs; seconds per stage."""
         timings = {}
-        for name, load in (("understand", self.understander), ("hear", self.transcriber),
+        for name, load in (("understand", self.understander), ("hear", self.perceiver.transcriber),
+                           ("perceive", lambda: (self.perceiver.voice_reader(), self.perceiver.face_reader())),
                            ("speak", lambda: self.speaker(self.library.resolve(avatar_id).voice.backend)),
                            ("render", self.renderer)):
             start = time.perf_counter()
@@ -141,25 +141,26 @@ class Pipeline:
             if not text:
                 raise InputError("nothing to answer: type a message or record one")
             return Heard(text=text, input_kind="text")
-        from e3rg_core.perception.asr import extract_audio
-
         with self._locks["heard"]:
-            wav = extract_audio(Path(recording), Path(workdir) / "user_16k.wav",
-                                max_seconds=float(self.config.ui.max_recording_s))
-            transcript = self.transcriber().transcribe(wav)
+            perception = self.perceiver.perceive(
+                audio_path=request.audio_path, video_path=request.video_path, workdir=Path(workdir),
+                max_seconds=float(self.config.ui.max_recording_s))
+        transcript = perception.transcript
         if text:
             note = "typed text used" + ("; the recording was heard too" if transcript.text else "")
-            return Heard(text=text, input_kind=kind, transcript=transcript, note=note)
+            return Heard(text=text, input_kind=kind, perception=perception, note=note)
         if not transcript.text:
             raise InputError(f"no speech heard in the {kind} recording ({transcript.duration_s:.1f} s); "
                              "speak a little louder or closer, or type your message")
-        return Heard(text=transcript.text, input_kind=kind, transcript=transcript)
+        return Heard(text=transcript.text, input_kind=kind, perception=perception)
 
     def understand(self, heard: Heard, request: TurnRequest) -> Understanding:
+        perception = heard.perception
         turn = UserTurn(text=heard.text, history=request.history, audio_path=request.audio_path,
-                        video_path=request.video_path)
+                        video_path=request.video_path, cues=perception.cues if perception else "")
+        votes = self.perceiver.votes(perception, map_name=self.config.understanding.emotion_map) if perception else []
         with self._locks["understood"]:
-            return self.understander().understand(turn, emotion=request.emotion)
+            return self.understander().understand(turn, emotion=request.emotion, extra_votes=votes)
 
     def speak(self, understanding: Understanding, avatar: Profile, out_path: Path) -> Speech:
         from e3rg_core.speech import voice_for
@@ -175,6 +176,25 @@ class Pipeline:
             return self.renderer().render(speech, portrait=avatar.portrait, emotion=speech.emotion,
                                           intensity=speech.intensity, out_path=out_path)
 
+    def check(self, speech: Speech, video: Video, avatar: Profile, workdir: Path) -> Any:
+        """Read the avatar's own face and voice back (``perception.consistency``)."""
+        from e3rg_core.perception.consistency import check_output
+        from e3rg_core.speech import voice_for
+
+        neutral = speech.wav_path
+        if speech.emotion != "neutral" and speech.text:
+            voice = voice_for(avatar)
+            with self._locks["spoken"]:
+                neutral = self.speaker(voice.backend).synthesize(
+                    speech.text, emotion="neutral", intensity=0.0, voice=voice,
+                    out_path=Path(workdir) / "reply_neutral.wav").wav_path
+        from e3rg_core.video.landmarks import read_rgb
+
+        with self._locks["checked"]:
+            return check_output(intended=speech.emotion, video_path=video.mp4_path, wav_path=speech.wav_path,
+                                neutral_wav=neutral, face_reader=self.perceiver.face_reader(),
+                                voice_reader=self.perceiver.voice_reader(), portrait=read_rgb(avatar.portrait))
+
     def run(self, request: TurnRequest, workdir: Path) -> Iterator[StageResult]:
         """Run a turn, yielding each stage's result as it is ready. Files go into ``workdir``."""
         workdir = Path(workdir)
@@ -185,7 +205,8 @@ class Pipeline:
             ("understood", lambda: self.understand(values["heard"], request)),
             ("spoken", lambda: self.speak(values["understood"], avatar, workdir / "reply.wav")),
             ("rendered", lambda: self.render(values["spoken"], avatar, workdir / "reply.mp4")),
-        )
+            ("checked", lambda: self.check(values["spoken"], values["rendered"], avatar, workdir)),
+        )[: 5 if self.config.perception.check_output else 4]
         values: dict[str, Any] = {}
         for stage, step in steps:
             start = time.perf_counter()
@@ -201,4 +222,5 @@ class Pipeline:
             values[step.stage], timings[step.stage] = step.value, round(step.seconds, 3)
         avatar = self.library.get(request.avatar_id) if request.avatar_id else self.library.default()
         return TurnOutput(avatar=avatar, heard=values["heard"], understanding=values["understood"],
-                          speech=values["spoken"], video=values["rendered"], timings_s=timings)
+                          speech=values["spoken"], video=values["rendered"], timings_s=timings,
+                          consistency=values.get("checked"))

@@ -103,9 +103,7 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
     def _timeline(rows):
         import pandas as pd
 
-        turns = max((round(r["turn"]) for r in rows), default=1)
-        frame = pd.DataFrame(rows, columns=["turn", "emotion", "who"])
-        return gr.update(value=frame, x_lim=[0.5, turns + 0.5])
+        return pd.DataFrame(rows, columns=["turn", "emotion", "who"])
 
     with gr.Blocks(title="e3rg: empathetic talking avatar", delete_cache=(1800, 3600)) as demo:
         sid_store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
@@ -126,7 +124,8 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                     audio_in = gr.Audio(sources=["microphone", "upload"], type="filepath", label="Speak",
                                         elem_id="audio_in")
                 with gr.Tab("Webcam"):
-                    video_in = gr.Video(sources=["webcam", "upload"], include_audio=True, format="mp4",
+                    # kept as recorded (WebM from Chromium): e3rg decodes it with its own ffmpeg
+                    video_in = gr.Video(sources=["webcam", "upload"], include_audio=True,
                                         label="Record yourself", elem_id="video_in",
                                         webcam_options=gr.WebcamOptions(mirror=True, constraints={
                                             "video": {"width": {"ideal": 640}, "height": {"ideal": 480}}}))
@@ -144,10 +143,11 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                                            elem_id="reply_audio")
                     reply_video = gr.Video(label="Avatar", interactive=False, autoplay=True, elem_id="reply_video")
                 emotion_note = gr.Markdown(elem_id="emotion_note")
+                check_note = gr.Markdown(elem_id="check_note")
                 timings = gr.Markdown(elem_id="timings")
         chat = gr.Chatbot(label="Conversation", height=420, elem_id="chat", buttons=["copy"])
         timeline = gr.ScatterPlot(x="turn", y="emotion", color="who", label="Emotion timeline (you and the avatar, per turn)",
-                                  elem_id="timeline", height=220, x_title="turn", y_title="emotion",
+                                  elem_id="timeline", height=260, x_title="turn", y_title="emotion", sort="x",
                                   color_map={"you": "#1f77b4", "avatar": "#ff7f0e"})
         with gr.Accordion("Conversations", open=False):
             with gr.Row():
@@ -191,21 +191,32 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
         gallery.select(pick_avatar, None, avatar, api_visibility="private")
 
         outputs = [emotion, reply_text, reply_audio, reply_video, emotion_note, timings, chat, timeline, sid_store,
-                   text_in, audio_in, video_in]
+                   text_in, audio_in, video_in, check_note, correction]
 
         def _paint(events, request):
             """Turn the service's events into page updates: emotion + text, then audio, then video."""
-            current: dict[Any, Any] = {}
+            current: dict[Any, Any] = {check_note: ""}
+            perception = None
             try:
                 for event in events:
-                    if isinstance(event, StageResult) and event.stage == "understood":
+                    if isinstance(event, StageResult) and event.stage == "heard":
+                        perception = event.value.perception
+                    elif isinstance(event, StageResult) and event.stage == "understood":
                         u = event.value
                         source = "corrected" if u.votes and u.votes[0].voter == "user" else "predicted"
+                        note = views.emotion_markdown(
+                            u.emotion, u.coarse, u.confidence, source=source,
+                            cues=perception.cues if perception else "",
+                            notes=perception.notes if perception else (),
+                            voters=[v.voter for v in u.votes] if source == "predicted" else ())
                         current.update({emotion: views.emotion_scores(u.coarse_distribution),
-                                        reply_text: u.reply,
-                                        emotion_note: views.emotion_markdown(u.emotion, u.coarse, u.confidence,
-                                                                             source=source)})
+                                        reply_text: u.reply, emotion_note: note})
                         yield current
+                    elif isinstance(event, StageResult) and event.stage == "rendered":
+                        current[reply_video] = str(event.value.mp4_path)
+                        yield current
+                    elif isinstance(event, StageResult) and event.stage == "checked":
+                        current[check_note] = views.consistency_markdown(event.value.summary())
                     elif isinstance(event, StageResult) and event.stage == "spoken":
                         current[reply_audio] = str(event.value.wav_path)
                         yield current
@@ -218,7 +229,7 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                             reply_video: views.served_copy(turn.media["reply_video"]),
                             timings: views.timings_markdown(turn.record.timings_s),
                             chat: messages, timeline: plot, sid_store: event.session.id,
-                            text_in: "", audio_in: None, video_in: None,
+                            text_in: "", audio_in: None, video_in: None, correction: None,
                         })
                         yield current
             except Exception as exc:  # every failure: a clear message, the session untouched
@@ -273,10 +284,10 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
             messages, plot = painted(session)
             choices = views.session_choices(service.sessions(owner=_user(request)))
             return (session.info.id, messages, plot, gr.update(choices=choices, value=None), None, "", None, None,
-                    "", {}, "", "")
+                    "", {}, "", "", "")
 
         new_outputs = [sid_store, chat, timeline, past, export_file, reply_text, reply_audio, reply_video,
-                       emotion_note, emotion, timings, text_in]
+                       emotion_note, emotion, timings, text_in, check_note]
         new_btn.click(new_session, inputs=[avatar], outputs=new_outputs, api_name="new_session")
 
         def resume_session(chosen, request: gr.Request):
@@ -350,8 +361,8 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
 
 def _progressed(events, progress):
     """Report each stage to the progress bar as it finishes."""
-    fractions = {"heard": (0.2, "understanding"), "understood": (0.45, "speaking"), "spoken": (0.7, "animating"),
-                 "rendered": (0.95, "saving")}
+    fractions = {"heard": (0.2, "understanding"), "understood": (0.45, "speaking"), "spoken": (0.65, "animating"),
+                 "rendered": (0.85, "checking its own face and voice"), "checked": (0.95, "saving")}
     for event in events:
         if isinstance(event, StageResult) and event.stage in fractions:
             progress(fractions[event.stage][0], desc=fractions[event.stage][1])

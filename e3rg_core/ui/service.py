@@ -151,9 +151,23 @@ class ChatService:
                 "voice": speech.voice,
                 "heard_note": heard.note,
             }
-            if heard.transcript is not None:
-                details["transcript"] = {"text": heard.transcript.text, "words": len(heard.transcript.words),
-                                         "duration_s": heard.transcript.duration_s, "note": heard.transcript.note}
+            perception = heard.perception
+            if perception is not None:
+                t = perception.transcript
+                details["transcript"] = {"text": t.text, "words": len(t.words), "duration_s": t.duration_s,
+                                         "note": t.note}
+                details["cues"] = perception.cues
+                details["perception_notes"] = list(perception.notes)
+                if perception.face_used():
+                    details["face"] = {"top": perception.face.top,
+                                       "distribution": {k: round(v, 4) for k, v in perception.face.distribution.items()}}
+                if perception.voice_used():
+                    v = perception.voice
+                    details["voice"] = {"arousal": round(v.arousal, 3), "cues": v.cues,
+                                        "f0_median_hz": round(v.f0_median_hz, 1), "speaking_rate": round(v.speaking_rate, 2)}
+            if values.get("checked") is not None:
+                details["consistency"] = values["checked"].as_dict()
+                details["consistency_summary"] = values["checked"].summary()
             record = TurnRecord(
                 user_text=heard.text, input_kind=kind or heard.input_kind, user_emotion=understanding.emotion,
                 user_coarse=understanding.coarse, confidence=min(1.0, float(understanding.confidence)),

@@ -46,12 +46,22 @@ def emotion_scores(distribution: Mapping[str, float]) -> dict[str, float]:
 
 
 def emotion_markdown(label: str, coarse: str, confidence: float, *, source: str = "predicted",
-                     cues: str = "") -> str:
+                     cues: str = "", notes: Iterable[str] = (), voters: Iterable[str] = ()) -> str:
+    """The predicted emotion and what it rests on: the cues read from the face and voice, the voters."""
     who = "you said you feel" if source == "corrected" else "you seem to feel"
     text = f"### {EMOJI.get(coarse, '')} {who} **{html.escape(label)}**\n\ncoarse class *{coarse}*, confidence {confidence:.2f}"
+    if voters:
+        text += " · from " + ", ".join(html.escape(v) for v in voters)
     if cues:
-        text += f"\n\n{html.escape(cues)}"
+        text += f"\n\nHow you came across: {html.escape(cues)}"
+    for note in notes:
+        text += f"\n\n_{html.escape(note)}_"
     return text
+
+
+def consistency_markdown(summary: str) -> str:
+    """Whether the avatar's own face and voice carried the emotion it meant to show."""
+    return f"Self-check: {html.escape(summary)}" if summary else ""
 
 
 def timings_markdown(timings: Mapping[str, float]) -> str:
@@ -67,10 +77,15 @@ def chat_messages(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
     for turn in turns:
         r = turn.record
         user = r.user_text if r.input_kind == "text" else f"🎙 {r.user_text}" if r.input_kind == "audio" else f"📹 {r.user_text}"
-        messages.append({"role": "user", "content": user})
+        cues = r.details.get("cues") if isinstance(r.details, Mapping) else ""
+        messages.append({"role": "user", "content": user + (f"\n\n({cues})" if cues else "")})
         title = f"{EMOJI.get(r.user_coarse, '')} {r.user_emotion} ({r.confidence:.2f})"
         if r.emotion_source == "corrected":
             title += " · corrected by you"
+        check = r.details.get("consistency") if isinstance(r.details, Mapping) else None
+        if check:
+            marks = ["?" if check.get(k) is None else "✓" if check.get(k) else "✗" for k in ("face_ok", "voice_ok")]
+            title += f" · face {marks[0]} voice {marks[1]}"
         messages.append({"role": "assistant", "content": r.reply_text, "metadata": {"title": title}})
         for key in ("reply_audio", "reply_video"):
             if key in turn.media and Path(turn.media[key]).is_file():
@@ -81,13 +96,14 @@ def chat_messages(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
 def timeline_rows(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
     """Rows for the emotion timeline: the user's and the avatar's coarse emotion per turn.
 
-    The two are drawn a little either side of the turn number so equal emotions do not hide each other.
+    The x value names the turn and the speaker ("03 you", "03 avatar"), so the two sit side by side
+    and equal emotions do not hide each other.
     """
     rows = []
     for turn in turns:
         r = turn.record
-        rows.append({"turn": turn.index + 0.9, "emotion": r.user_coarse, "who": "you"})
-        rows.append({"turn": turn.index + 1.1, "emotion": r.reply_emotion, "who": "avatar"})
+        rows.append({"turn": f"{turn.index + 1:02d} you", "emotion": r.user_coarse, "who": "you"})
+        rows.append({"turn": f"{turn.index + 1:02d} avatar", "emotion": r.reply_emotion, "who": "avatar"})
     return rows
 
 

@@ -15,7 +15,7 @@ import math
 import re
 import time
 import unicodedata
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from e3rg_core import registry
 from e3rg_core.config import Config, ModelProfile
@@ -152,12 +152,14 @@ class Understander:
         z = sum(math.exp(v - top) for v in adjusted.values())
         return {c: math.exp(v - top) / z for c, v in adjusted.items()}
 
-    def understand(self, turn: UserTurn, *, emotion: str | None = None) -> Understanding:
+    def understand(self, turn: UserTurn, *, emotion: str | None = None,
+                   extra_votes: Sequence[tuple[EmotionVote, float]] = ()) -> Understanding:
         """Predict the user's emotion and write the avatar's reply.
 
         ``emotion`` is the user's own correction ("not angry, tired"): a label or word that
         ``normalize_label`` knows. It replaces the prediction (no voters run) and the reply is
-        written for it.
+        written for it. ``extra_votes`` are (vote, weight) pairs from other predictors of this
+        turn, such as the face and the voice (``e3rg_core.perception``); they join the vote.
         """
         s = self.settings
         corrected = None
@@ -191,6 +193,10 @@ class Understander:
             raise BackendFailed("every emotion predictor failed: " + "; ".join(failures))
         else:
             weights = {v.spec: v.weight for v in self.voters}
+            for vote, weight in extra_votes:
+                if weight > 0:
+                    votes.append(vote)
+                    weights[vote.voter] = float(weight)
             result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights=weights)
         timings["emotion_s"] = time.perf_counter() - start
 

@@ -40,13 +40,14 @@ class KeywordChat:
         return label if choices else reply
 
 
-def build(data_dir: str, cache_dir: str, *, real: bool = False, size_px: int = 256):
+def build(data_dir: str, cache_dir: str, *, real: bool = False, size_px: int = 256, check_output: bool = True):
     from e3rg_core.config import load_config
     from e3rg_core.ui.app import build_app
     from e3rg_core.ui.service import ChatService
 
     config = load_config(environ={"E3RG_DATA_DIR": data_dir, "E3RG_CACHE_DIR": cache_dir,
-                                  "E3RG_VIDEO_SIZE_PX": str(size_px), "E3RG_UI_SECRET": "test-secret"})
+                                  "E3RG_VIDEO_SIZE_PX": str(size_px), "E3RG_UI_SECRET": "test-secret",
+                                  "E3RG_PERCEPTION_CHECK_OUTPUT": str(check_output)})
     service = ChatService(config)
     if not real:
         from e3rg_core.understanding.engine import Understander

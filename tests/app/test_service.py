@@ -18,7 +18,8 @@ from tests.app.serve import build
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     root = tmp_path_factory.mktemp("app")
-    _demo, _launch, service = build(str(root / "data"), str(root / "cache"), size_px=192)
+    # the self-check of the avatar's output has its own test below; here it would only add time
+    _demo, _launch, service = build(str(root / "data"), str(root / "cache"), size_px=192, check_output=False)
     yield service
     service.close()
 
@@ -32,13 +33,13 @@ def _run(events):
 def test_a_text_turn_paints_in_stage_order_and_is_stored(service):
     session = service.new_session("walter")
     events = _run(service.turn(session.info.id, text="I failed my driving test again today."))
-    assert [e.stage for e in events if isinstance(e, StageResult)] == list(STAGES)
+    assert [e.stage for e in events if isinstance(e, StageResult)] == list(STAGES[:4])
     understood = events[1].value
     assert (understood.emotion, understood.coarse) == ("disappointed", "sad")
     assert events[2].value.voice == "embedded:joe"  # Walter's own voice
     stored = events[-1].turn
     assert stored.record.user_text == "I failed my driving test again today." and stored.record.input_kind == "text"
-    assert stored.record.avatar_id == "walter" and set(stored.record.timings_s) == set(STAGES)
+    assert stored.record.avatar_id == "walter" and set(stored.record.timings_s) == set(STAGES[:4])
     assert {"reply_audio", "reply_video"} <= set(stored.media)
     assert all(Path(p).is_file() and Path(p).is_relative_to(service.config.data_dir) for p in stored.media.values())
     again = service.session(session.info.id)
@@ -140,8 +141,8 @@ def test_views(service):
     served = [m["content"]["path"] for m in messages[2:]]
     assert [Path(p).suffix for p in served] == [".wav", ".mp4"]
     assert not any(Path(p).is_relative_to(service.config.data_dir) for p in served)  # the data dir is never served
-    assert views.timeline_rows(turns) == [{"turn": 0.9, "emotion": "sad", "who": "you"},
-                                          {"turn": 1.1, "emotion": "sad", "who": "avatar"}]
+    assert views.timeline_rows(turns) == [{"turn": "01 you", "emotion": "sad", "who": "you"},
+                                          {"turn": "01 avatar", "emotion": "sad", "who": "avatar"}]
     assert views.emotion_scores({"sad": 0.7, "fear": 0.3})["happy"] == 0.0
     assert "total" in views.timings_markdown(turns[0].record.timings_s)
 
@@ -216,3 +217,21 @@ def test_turns_of_two_users_overlap_safely(service):
         turns = service.session(session.info.id).turns
         assert [t.record.user_emotion for t in turns] == [emotion, emotion]
         assert all(Path(p).is_file() for t in turns for p in t.media.values())
+
+
+def test_the_avatar_checks_its_own_face_and_voice(service, monkeypatch):
+    from dataclasses import replace
+
+    config = service.pipeline.config
+    monkeypatch.setattr(service.pipeline, "config", replace(config, perception=replace(config.perception,
+                                                                                        check_output=True)))
+    session = service.new_session("margaret")
+    events = _run(service.turn(session.info.id, text="I failed my driving test again today."))
+    assert [e.stage for e in events if isinstance(e, StageResult)] == list(STAGES)
+    check = events[4].value
+    assert check.intended == "sad" and check.voice_ok is True and check.voice_arousal < 0  # the sad voice is calmer
+    assert check.face_top is not None and 0.0 <= check.face_p <= 1.0
+    details = events[-1].turn.record.details
+    assert details["consistency"]["voice_ok"] is True and details["consistency_summary"].startswith("meant sad")
+    title = views.chat_messages(service.session(session.info.id).turns)[1]["metadata"]["title"]
+    assert "voice ✓" in title

@@ -183,3 +183,17 @@ def test_the_users_correction_replaces_the_prediction():
     assert len(chat.calls) == 1 and "feel sad" in chat.calls[0]["messages"][1].content  # only the reply ran
     with pytest.raises(InputError, match="unknown emotion 'blorp'; use one of: surprised"):
         make(backends={"qwen1.5b": chat}).understand(UserTurn(text="Hi."), emotion="blorp")
+
+
+def test_face_and_voice_votes_join_the_vote():
+    from e3rg_core.types import EmotionVote
+
+    backends = {"qwen1.5b": ScriptedChat(label="content"), "minilm": FixedClassifier("content", p=0.3)}
+    face = EmotionVote("face", "sad", "face: sad 0.9", True, 0.01, {"sad": 0.9, **{c: 0.1 / 35 for c in ("neutral",)}})
+    turn = UserTurn(text="It was an ordinary day.", cues="face: sad 0.90")
+    plain = make(voters=("minilm",), backends=backends).understand(turn)
+    moved = make(voters=("minilm",), backends=backends).understand(turn, extra_votes=[(face, 2.0)])
+    assert plain.emotion == "content" and moved.coarse == "sad"
+    assert [v.voter for v in moved.votes] == ["minilm", "face"]
+    ignored = make(voters=("minilm",), backends=backends).understand(turn, extra_votes=[(face, 0.0)])
+    assert ignored.emotion == "content" and len(ignored.votes) == 1

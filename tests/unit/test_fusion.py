@@ -1,0 +1,73 @@
+"""Fusing the face and voice readings into the emotion vote and the prompt; the output self-check rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from e3rg_core.emotions import CANDIDATES, coarse_of
+from e3rg_core.perception.consistency import Consistency, face_agrees, voice_agrees
+from e3rg_core.perception.fusion import FLOOR, Perception, coarse_vote, describe
+
+
+@dataclass
+class Face:
+    distribution: dict
+    frames_with_face: int = 5
+    top: str = "sad"
+    confidence: float = 0.7
+    note: str = ""
+
+
+@dataclass
+class Voice:
+    distribution: dict = field(default_factory=lambda: {"sad": 0.6, "neutral": 0.4})
+    cues: str = "voice: monotone, quiet, slow"
+    arousal: float = -0.6
+    note: str = ""
+
+
+def test_a_coarse_reading_becomes_a_vote_over_all_labels():
+    vote = coarse_vote("face", {"sad": 0.7, "happy": 0.3}, raw="face: sad 0.70", seconds=0.1)
+    assert vote.label == "sad" and vote.voter == "face" and vote.valid
+    assert set(vote.scores) == set(CANDIDATES) and sum(vote.scores.values()) == pytest.approx(1.0)
+    assert min(vote.scores.values()) == pytest.approx(FLOOR / len(CANDIDATES))  # no label is vetoed
+    by_class = {}
+    for label, p in vote.scores.items():
+        by_class[coarse_of(label)] = by_class.get(coarse_of(label), 0.0) + p
+    assert by_class["sad"] > by_class["happy"] > by_class["angry"]
+    with pytest.raises(ValueError, match="empty"):
+        coarse_vote("voice", {}, raw="", seconds=0.0)
+
+
+def test_cues_for_the_prompt():
+    assert describe(Face({"sad": 0.72, "neutral": 0.2, "happy": 0.08}), Voice()) == \
+        "face: sad 0.72, neutral 0.20; voice: monotone, quiet, slow"
+    assert describe(Face({"sad": 1.0}, frames_with_face=0), None) == ""  # no face in view: not used
+    assert describe(None, None) == ""
+
+
+def test_readings_that_found_nothing_do_not_vote():
+    assert Perception(face=Face({"sad": 1.0}, frames_with_face=0)).face_used() is False
+    assert Perception(voice=Voice(distribution={})).voice_used() is False
+    assert Perception(face=Face({"sad": 1.0}), voice=Voice()).face_used()
+
+
+@pytest.mark.parametrize("intended, change, ok", [
+    ("angry", 0.4, True), ("angry", 0.0, False), ("sad", -0.3, True), ("sad", 0.1, False),
+    ("neutral", 0.1, True), ("neutral", -0.5, False), ("contempt", -0.4, True), ("disgusted", 0.3, False),
+])
+def test_voice_self_check(intended, change, ok):
+    assert voice_agrees(intended, change) is ok
+
+
+def test_face_self_check_and_summary():
+    assert face_agrees("sad", {"sad": 0.5, "neutral": 0.3, "happy": 0.2})
+    assert not face_agrees("sad", {"neutral": 0.5, "sad": 0.3, "happy": 0.2})  # no baseline: must be on top
+    smiling_portrait = {"happy": 0.8, "sad": 0.05, "neutral": 0.15}
+    assert face_agrees("sad", {"happy": 0.6, "sad": 0.2, "neutral": 0.2}, smiling_portrait)  # rose by 0.15
+    assert not face_agrees("sad", {"happy": 0.8, "sad": 0.07, "neutral": 0.13}, smiling_portrait)
+    text = Consistency("sad", face_top="neutral", face_p=0.3, face_ok=True, voice_arousal=-0.4, voice_ok=True).summary()
+    assert text == "meant sad: face ✓ reads neutral (p(sad) 0.30); voice ✓ arousal -0.40 vs neutral"
+    assert "face ? not read" in Consistency("happy").summary()
