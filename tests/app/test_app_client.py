@@ -3,60 +3,19 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from tests.app.browser_support import AppServer
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``tests/app/serve.py`` in a subprocess, restartable on the same port and data."""
-
-    def __init__(self, root: Path) -> None:
-        self.port, self.data, self.cache = _free_port(), root / "data", root / "cache"
-        self.proc: subprocess.Popen | None = None
-        self.url = f"http://127.0.0.1:{self.port}/"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.app.serve", "--port", str(self.port), "--data", str(self.data),
-             "--cache", str(self.cache)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        deadline = time.monotonic() + 180
-        lines = []
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line and self.proc.poll() is not None:
-                raise RuntimeError("the app died:\n" + "".join(lines[-40:]))
-            lines.append(line)
-            if line.startswith("READY"):
-                return
-        raise RuntimeError("the app did not start in 180 s:\n" + "".join(lines[-40:]))
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-            self.proc = None
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = Server(tmp_path_factory.mktemp("served"))
+    server = AppServer(tmp_path_factory.mktemp("served"))
     server.start()
     yield server
     server.stop()
@@ -69,7 +28,7 @@ def _client(server):
 
 
 OUT = ("emotion", "reply_text", "reply_audio", "reply_video", "emotion_note", "timings", "chat", "timeline", "sid",
-       "text_in", "audio_in", "video_in")
+       "text_in", "audio_in", "video_in", "check_note", "correction")
 
 
 def _turn(client, sid, text, avatar="nova", audio=None):

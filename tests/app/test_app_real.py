@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_app_client import OUT, _free_port
+from tests.app.browser_support import free_port
+from tests.app.test_app_client import OUT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,22 +20,21 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_python_app_py_answers_a_text_turn(tmp_path):
     from gradio_client import Client
 
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "E3RG_DATA_DIR": str(tmp_path / "data"), "E3RG_VIDEO_SIZE_PX": "256",
            "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = tmp_path / "app.log"
+    with log.open("wb") as out:  # a file, not a pipe: an unread pipe fills up and stalls the server
+        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
     try:
-        lines, deadline = [], time.monotonic() + 300
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line and proc.poll() is not None:
-                pytest.fail("app.py died:\n" + "".join(lines[-40:]))
-            lines.append(line)
-            if "Running on local URL" in line:
-                break
-        else:
-            pytest.fail("app.py did not start in 300 s:\n" + "".join(lines[-40:]))
+        deadline = time.monotonic() + 300
+        while "Running on local URL" not in log.read_text(errors="replace"):
+            if proc.poll() is not None:
+                pytest.fail("app.py died:\n" + log.read_text(errors="replace")[-4000:])
+            if time.monotonic() > deadline:
+                pytest.fail("app.py did not start in 300 s:\n" + log.read_text(errors="replace")[-4000:])
+            time.sleep(0.5)
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         out = dict(zip(OUT, client.predict(None, "nova", "I failed my driving test again today.", None, None,
                                            api_name="/turn")))
