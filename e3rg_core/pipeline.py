@@ -42,6 +42,7 @@ class TurnRequest:
     avatar_id: str | None = None  # None: the library's default
     history: tuple[Utterance, ...] = ()
     emotion: str | None = None  # the user's correction of the predicted emotion, e.g. "tired"
+    context: str = ""  # the situation, when known (AvaMERG's dialogue context)
 
 
 @dataclass(frozen=True)
@@ -156,8 +157,11 @@ class Pipeline:
 
     def understand(self, heard: Heard, request: TurnRequest) -> Understanding:
         perception = heard.perception
-        turn = UserTurn(text=heard.text, history=request.history, audio_path=request.audio_path,
-                        video_path=request.video_path, cues=perception.cues if perception else "")
+        # an omni model hears the recording's sound as 16 kHz mono and sees the video's frames
+        audio = perception.audio_path if perception is not None else request.audio_path
+        turn = UserTurn(text=heard.text, history=request.history, audio_path=audio,
+                        video_path=request.video_path, cues=perception.cues if perception else "",
+                        context=request.context)
         votes = self.perceiver.votes(perception, map_name=self.config.understanding.emotion_map) if perception else []
         with self._locks["understood"]:
             return self.understander().understand(turn, emotion=request.emotion, extra_votes=votes)

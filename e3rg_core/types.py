@@ -35,6 +35,7 @@ class UserTurn:
     audio_path: Path | None = None
     video_path: Path | None = None
     cues: str = ""
+    context: str = ""  # the situation, as AvaMERG gives it ("Dialogue context: ..." in E3RG's prompts)
 
 
 @dataclass(frozen=True)

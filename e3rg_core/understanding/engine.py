@@ -173,6 +173,7 @@ class Understander:
             audio_path=turn.audio_path,
             video_path=turn.video_path,
             cues=turn.cues,
+            context=turn.context,
         )
         media = TurnMedia(turn.audio_path, turn.video_path)
         timings: dict[str, float] = {}

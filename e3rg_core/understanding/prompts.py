@@ -141,7 +141,8 @@ def _context(turn: UserTurn, examples: Sequence[Example], max_utterances: int) -
     block = _examples_block(examples, max_utterances)
     dialogue = format_dialogue(turn.history, turn.text, max_utterances=max_utterances)
     cues = f"\nHow the Speaker came across (face and voice): {turn.cues.strip()}" if turn.cues.strip() else ""
-    return f"{block}Dialogue:\n{dialogue}{cues}\n\n"
+    situation = f"Dialogue context: {_one_line(turn.context)[:500]}\n" if turn.context.strip() else ""
+    return f"{block}{situation}Dialogue:\n{dialogue}{cues}\n\n"
 
 
 def system_message(max_words: int = 35) -> ChatMessage:

@@ -105,3 +105,14 @@ def test_shipped_pool_is_valid():
     for ex in pool:
         assert ex.text.strip() and ex.reply.strip()
         assert all(u.role in ("speaker", "listener") for u in ex.history)
+
+
+def test_the_dialogue_context_goes_into_both_prompts():
+    from e3rg_core.understanding import prompts
+
+    turn = UserTurn(text="It finally happened.", context="The speaker just got \nthe job they wanted.")
+    emotion = prompts.emotion_messages(turn, examples=(), max_utterances=8)[-1].content
+    reply = prompts.reply_messages(turn, emotion="proud", style="emotion_aware", examples=(), max_utterances=8)[-1].content
+    for text in (emotion, reply):
+        assert "Dialogue context: The speaker just got the job they wanted.\nDialogue:" in text
+    assert "Dialogue context" not in prompts.emotion_messages(UserTurn(text="Hi."), examples=(), max_utterances=8)[-1].content
