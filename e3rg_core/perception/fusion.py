@@ -39,6 +39,7 @@ class Perception:
     voice: Any = None  # voice.VoiceReading, or None when not read
     face: Any = None  # face.FaceReading, or None when not read (no video, or switched off)
     cues: str = ""  # for the prompt: "face: sad 0.72; voice: low pitch, slow"
+    audio_path: Path | None = None  # the recording's sound as 16 kHz mono WAV (what an omni model hears)
     notes: tuple[str, ...] = ()  # what was not used and why, for the UI
     timings_s: Mapping[str, float] = field(default_factory=dict)
 
@@ -160,7 +161,7 @@ class Perceiver:
         if face is not None and getattr(face, "note", ""):
             notes.append(face.note)
         return Perception(transcript=transcript, voice=voice, face=face, cues=describe(face, voice),
-                          notes=tuple(notes), timings_s=timings)
+                          audio_path=wav, notes=tuple(notes), timings_s=timings)
 
     def votes(self, perception: Perception, *, map_name: str = "hit") -> list[tuple[EmotionVote, float]]:
         """The face and the voice as weighted votes (those that found something and weigh > 0)."""

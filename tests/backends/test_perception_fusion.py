@@ -86,3 +86,27 @@ def test_no_face_in_view_is_a_note_not_an_error(pipeline, tmp_path):
     heard = pipeline.hear(TurnRequest(video_path=clip), tmp_path)
     assert not heard.perception.face_used() and any("no face" in n for n in heard.perception.notes)
     assert "bread" in heard.text.lower()
+
+
+def test_an_omni_model_hears_the_16k_sound_and_sees_the_video(pipeline, angry_clip, tmp_path):
+    import soundfile
+
+    seen = {}
+
+    def spy(turn, **kwargs):
+        seen["turn"] = turn
+        seen["rate"] = soundfile.info(turn.audio_path).samplerate
+        raise RuntimeError("stop here")
+
+    request = TurnRequest(video_path=angry_clip)
+    heard = pipeline.hear(request, tmp_path)
+    understander = pipeline.understander()
+    original = understander.understand
+    understander.understand = spy
+    try:
+        with pytest.raises(RuntimeError, match="stop here"):
+            pipeline.understand(heard, request)
+    finally:
+        understander.understand = original
+    assert seen["rate"] == 16000 and seen["turn"].video_path == angry_clip
+    assert seen["turn"].cues.startswith("face: angry")
