@@ -103,7 +103,9 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
     def _timeline(rows):
         import pandas as pd
 
-        return pd.DataFrame(rows, columns=["turn", "emotion", "who"])
+        turns = max((round(r["turn"]) for r in rows), default=1)
+        frame = pd.DataFrame(rows, columns=["turn", "emotion", "who"])
+        return gr.update(value=frame, x_lim=[0.5, turns + 0.5])  # keeps the points off the frame's edge
 
     with gr.Blocks(title="e3rg: empathetic talking avatar", delete_cache=(1800, 3600)) as demo:
         sid_store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
@@ -146,8 +148,8 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                 check_note = gr.Markdown(elem_id="check_note")
                 timings = gr.Markdown(elem_id="timings")
         chat = gr.Chatbot(label="Conversation", height=420, elem_id="chat", buttons=["copy"])
-        timeline = gr.ScatterPlot(x="turn", y="emotion", color="who", label="Emotion timeline (you and the avatar, per turn)",
-                                  elem_id="timeline", height=260, x_title="turn", y_title="emotion", sort="x",
+        timeline = gr.ScatterPlot(x="turn", y="emotion", color="who", label="Emotion timeline per turn (blue: you, orange: the avatar)",
+                                  elem_id="timeline", height=280, x_title="turn", y_title="emotion",
                                   color_map={"you": "#1f77b4", "avatar": "#ff7f0e"})
         with gr.Accordion("Conversations", open=False):
             with gr.Row():

@@ -96,14 +96,14 @@ def chat_messages(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
 def timeline_rows(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
     """Rows for the emotion timeline: the user's and the avatar's coarse emotion per turn.
 
-    The x value names the turn and the speaker ("03 you", "03 avatar"), so the two sit side by side
-    and equal emotions do not hide each other.
+    The two are drawn a little either side of the turn number, so equal emotions do not hide each
+    other (a nominal x axis would be tidier, but Gradio's scatter plot then draws no points).
     """
     rows = []
     for turn in turns:
         r = turn.record
-        rows.append({"turn": f"{turn.index + 1:02d} you", "emotion": r.user_coarse, "who": "you"})
-        rows.append({"turn": f"{turn.index + 1:02d} avatar", "emotion": r.reply_emotion, "who": "avatar"})
+        rows.append({"turn": turn.index + 0.9, "emotion": r.user_coarse, "who": "you"})
+        rows.append({"turn": turn.index + 1.1, "emotion": r.reply_emotion, "who": "avatar"})
     return rows
 
 

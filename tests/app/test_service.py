@@ -141,8 +141,8 @@ def test_views(service):
     served = [m["content"]["path"] for m in messages[2:]]
     assert [Path(p).suffix for p in served] == [".wav", ".mp4"]
     assert not any(Path(p).is_relative_to(service.config.data_dir) for p in served)  # the data dir is never served
-    assert views.timeline_rows(turns) == [{"turn": "01 you", "emotion": "sad", "who": "you"},
-                                          {"turn": "01 avatar", "emotion": "sad", "who": "avatar"}]
+    assert views.timeline_rows(turns) == [{"turn": 0.9, "emotion": "sad", "who": "you"},
+                                          {"turn": 1.1, "emotion": "sad", "who": "avatar"}]
     assert views.emotion_scores({"sad": 0.7, "fear": 0.3})["happy"] == 0.0
     assert "total" in views.timings_markdown(turns[0].record.timings_s)
 
