@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", help="address to listen on (default 127.0.0.1; 0.0.0.0 for the LAN)")
     parser.add_argument("--port", type=int, help="port (default 7860)")
     parser.add_argument("--no-warm-up", action="store_true", help="load the models on the first turn instead")
+    parser.add_argument("--study", help="a study.toml: serve that human-evaluation study's rater app instead")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     ensure_nodeps_requirements()
@@ -46,6 +47,12 @@ def main(argv: list[str] | None = None) -> None:
     from e3rg_core.ui.service import ChatService
 
     config = load_config(args.config, overrides={"ui.host": args.host, "ui.port": args.port})
+    if args.study:  # the rater app loads no model
+        from e3rg_core.ui.rater import build_rater_app
+
+        demo, launch = build_rater_app(config, Path(args.study))
+        demo.launch(**launch)
+        return
     service = ChatService(config)
     if not args.no_warm_up:
         logging.getLogger("e3rg").info("loading the models (about 10 s; --no-warm-up skips this)")

@@ -150,6 +150,7 @@ class UIConfig:
     # signs the session id kept in the browser; "" = a random secret made once and kept in the data dir
     secret: str = ""
     auth: tuple[str, ...] = ()  # "user:password" pairs; empty = no login
+    organisers: tuple[str, ...] = ()  # logins (users of ui.auth) who may build a rating study's report
     max_file_size_mb: int = 50  # largest upload (portrait, voice sample, recording)
     queue_size: int = 16  # turns waiting beyond this are refused with a "busy" message
     max_recording_s: int = 60  # longest microphone or webcam turn
@@ -291,6 +292,10 @@ def _validate_ui(ui: UIConfig) -> None:
         user, _, password = pair.partition(":")
         if not user or not password:
             raise ConfigError("ui.auth entries must look like 'user:password'")
+    users = {pair.partition(":")[0] for pair in ui.auth}
+    for name in ui.organisers:
+        if name not in users:
+            raise ConfigError(f"ui.organisers: {name!r} is not a user of ui.auth; organisers must log in")
     if not 1 <= ui.max_file_size_mb <= 2000:
         raise ConfigError(f"ui.max_file_size_mb must lie in 1..2000, not {ui.max_file_size_mb}")
     if not 1 <= ui.queue_size <= 1000:
