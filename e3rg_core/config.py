@@ -112,6 +112,7 @@ class VideoConfig:
     dicetalk_emo_scale: float = 6.0
     dicetalk_expand_ratio: float = 0.5
     dicetalk_crop: bool = True
+    timeout_s: int = 180  # a video (or self-check) taking longer is given up; the turn keeps text and voice
 
 
 @dataclass(frozen=True)
@@ -318,6 +319,8 @@ def _validate_video(v: VideoConfig) -> None:
         raise ConfigError(f"video.fps must lie in 1..60, not {v.fps}")
     if not 128 <= v.size_px <= 2048 or v.size_px % 2:
         raise ConfigError(f"video.size_px must be an even number in 128..2048, not {v.size_px}")
+    if not 5 <= v.timeout_s <= 3600:
+        raise ConfigError(f"video.timeout_s must lie in 5..3600, not {v.timeout_s}")
     if not 0 <= v.crf <= 51:
         raise ConfigError(f"video.crf must lie in 0..51, not {v.crf}")
     if v.dicetalk_steps < 1 or v.dicetalk_expand_ratio < 0 or v.dicetalk_device < 0:

@@ -10,6 +10,8 @@ finishes, so a UI can paint the emotion and reply before the audio, and the audi
 Models load on first use of each stage (``warm_up()`` loads them all). Each stage runs one request
 at a time (the models are not re-entrant); different stages of different turns can overlap. A
 failing stage raises the same clear ``E3rgError`` as the stage itself; nothing is half-written.
+The video and the self-check are optional (``OPTIONAL_STAGES``): if one fails or runs past
+``video.timeout_s``, the turn is delivered without it and a ``StageFailure`` says why.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from e3rg_core.config import Config
-from e3rg_core.errors import InputError
+from e3rg_core.errors import E3rgError, InputError
 from e3rg_core.memory import AvatarLibrary, Profile
 from e3rg_core.types import Speech, Understanding, Utterance, UserTurn, Video
 
@@ -57,6 +59,18 @@ class Heard:
     @property
     def transcript(self) -> Any:
         return self.perception.transcript if self.perception is not None else None
+
+
+#: stages a turn can lose and still be delivered: without them the reply's text and voice stand
+OPTIONAL_STAGES = ("rendered", "checked")
+
+
+@dataclass(frozen=True)
+class StageFailure:
+    """An optional stage that failed or ran out of time; the turn goes on without it."""
+
+    stage: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -213,11 +227,36 @@ class Pipeline:
         )[: 5 if self.config.perception.check_output else 4]
         values: dict[str, Any] = {}
         for stage, step in steps:
+            if stage == "checked" and isinstance(values.get("rendered"), StageFailure):
+                break  # no video to check
             start = time.perf_counter()
-            values[stage] = step()
+            if stage in OPTIONAL_STAGES:
+                values[stage] = self._degradable(stage, step)
+            else:
+                values[stage] = step()
             seconds = time.perf_counter() - start
             logger.info("turn stage %s took %.2f s", stage, seconds)
             yield StageResult(stage, values[stage], seconds)
+
+    def _degradable(self, stage: str, step: Any) -> Any:
+        """Run an optional stage within its time limit; a failure becomes a ``StageFailure``, not an error."""
+        import concurrent.futures
+
+        limit = float(self.config.video.timeout_s)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"e3rg-{stage}")
+        try:
+            return pool.submit(step).result(timeout=limit)
+        except concurrent.futures.TimeoutError:
+            logger.error("stage %s ran past its %.0f s limit; the turn goes on without it", stage, limit)
+            what = "the video" if stage == "rendered" else "the self-check"
+            return StageFailure(stage, f"{what} took longer than {limit:.0f} s and was given up")
+        except Exception as exc:  # noqa: BLE001 - any failure here degrades the turn instead of losing it
+            logger.exception("stage %s failed; the turn goes on without it", stage)
+            detail = str(exc) if isinstance(exc, E3rgError) else f"{type(exc).__name__}: {exc}"
+            what = "the video could not be made" if stage == "rendered" else "the self-check failed"
+            return StageFailure(stage, f"{what}: {detail}")
+        finally:
+            pool.shutdown(wait=False)
 
     def turn(self, request: TurnRequest, workdir: Path) -> TurnOutput:
         """Run a whole turn and return everything it produced."""

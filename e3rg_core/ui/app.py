@@ -29,7 +29,7 @@ import gradio as gr
 from e3rg_core.config import Config
 from e3rg_core.emotions import CANDIDATES
 from e3rg_core.errors import E3rgError
-from e3rg_core.pipeline import StageResult
+from e3rg_core.pipeline import StageFailure, StageResult
 from e3rg_core.ui import views
 from e3rg_core.ui.service import ChatService, Committed
 
@@ -214,6 +214,9 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                         current.update({emotion: views.emotion_scores(u.coarse_distribution),
                                         reply_text: u.reply, emotion_note: note})
                         yield current
+                    elif isinstance(event, StageResult) and isinstance(event.value, StageFailure):
+                        current[check_note] = views.failure_markdown(event.value.message)
+                        yield current
                     elif isinstance(event, StageResult) and event.stage == "rendered":
                         current[reply_video] = str(event.value.mp4_path)
                         yield current
@@ -228,7 +231,7 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                         messages, plot = painted(session)
                         current.update({
                             reply_audio: views.served_copy(turn.media["reply_audio"]),
-                            reply_video: views.served_copy(turn.media["reply_video"]),
+                            reply_video: views.served_copy(turn.media["reply_video"]) if "reply_video" in turn.media else None,
                             timings: views.timings_markdown(turn.record.timings_s),
                             chat: messages, timeline: plot, sid_store: event.session.id,
                             text_in: "", audio_in: None, video_in: None, correction: None,

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 from e3rg_core.config import Config
 from e3rg_core.errors import InputError
 from e3rg_core.memory import AvatarLibrary, Profile
-from e3rg_core.pipeline import Pipeline, StageResult, TurnRequest
+from e3rg_core.pipeline import Pipeline, StageFailure, StageResult, TurnRequest
 from e3rg_core.sessions import Session, SessionInfo, SessionStore, StoredTurn, TurnRecord
 
 logger = logging.getLogger(__name__)
@@ -136,12 +136,15 @@ class ChatService:
                 yield step
             heard, understanding = values["heard"], values["understood"]
             speech, video = values["spoken"], values["rendered"]
+            failures = {k: v.message for k, v in values.items() if isinstance(v, StageFailure)}
             media = dict(user_media or {})
             if request.audio_path:
                 media["user_audio"] = request.audio_path
             if request.video_path:
                 media["user_video"] = request.video_path
-            media.update(reply_audio=speech.wav_path, reply_video=video.mp4_path)
+            media["reply_audio"] = speech.wav_path
+            if not isinstance(video, StageFailure):
+                media["reply_video"] = video.mp4_path
             details: dict[str, Any] = {
                 "votes": [{"voter": v.voter, "label": v.label, "valid": v.valid, "seconds": round(v.seconds, 3)}
                           for v in understanding.votes],
@@ -165,9 +168,12 @@ class ChatService:
                     v = perception.voice
                     details["voice"] = {"arousal": round(v.arousal, 3), "cues": v.cues,
                                         "f0_median_hz": round(v.f0_median_hz, 1), "speaking_rate": round(v.speaking_rate, 2)}
-            if values.get("checked") is not None:
-                details["consistency"] = values["checked"].as_dict()
-                details["consistency_summary"] = values["checked"].summary()
+            checked = values.get("checked")
+            if checked is not None and not isinstance(checked, StageFailure):
+                details["consistency"] = checked.as_dict()
+                details["consistency_summary"] = checked.summary()
+            if failures:
+                details["failures"] = failures
             record = TurnRecord(
                 user_text=heard.text, input_kind=kind or heard.input_kind, user_emotion=understanding.emotion,
                 user_coarse=understanding.coarse, confidence=min(1.0, float(understanding.confidence)),

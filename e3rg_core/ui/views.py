@@ -59,6 +59,11 @@ def emotion_markdown(label: str, coarse: str, confidence: float, *, source: str 
     return text
 
 
+def failure_markdown(message: str) -> str:
+    """A stage the turn had to do without; the reply's text and voice are kept."""
+    return f"⚠ {html.escape(message)}. The reply's text and voice are saved."
+
+
 def consistency_markdown(summary: str) -> str:
     """Whether the avatar's own face and voice carried the emotion it meant to show."""
     return f"Self-check: {html.escape(summary)}" if summary else ""
@@ -82,6 +87,9 @@ def chat_messages(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
         title = f"{EMOJI.get(r.user_coarse, '')} {r.user_emotion} ({r.confidence:.2f})"
         if r.emotion_source == "corrected":
             title += " · corrected by you"
+        failed = r.details.get("failures") if isinstance(r.details, Mapping) else None
+        if failed and "rendered" in failed:
+            title += " · no video"
         check = r.details.get("consistency") if isinstance(r.details, Mapping) else None
         if check:
             marks = ["?" if check.get(k) is None else "✓" if check.get(k) else "✗" for k in ("face_ok", "voice_ok")]

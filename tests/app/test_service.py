@@ -60,16 +60,55 @@ def test_a_failing_stage_changes_nothing(service, monkeypatch):
     _run(service.turn(session.info.id, text="My sister called and we laughed for an hour."))
 
     def broken(*args, **kwargs):
-        raise BackendFailed("the renderer crashed")
+        raise BackendFailed("the voice crashed")
 
-    monkeypatch.setattr(service.pipeline, "render", broken)
-    with pytest.raises(BackendFailed, match="renderer crashed"):
+    monkeypatch.setattr(service.pipeline, "speak", broken)
+    with pytest.raises(BackendFailed, match="voice crashed"):
         list(service.turn(session.info.id, text="I failed my driving test again today."))
     monkeypatch.undo()
     assert len(service.session(session.info.id).turns) == 1
     assert not any(service.work_root.glob("*"))  # the turn's work folder is gone
     _run(service.turn(session.info.id, text="I failed my driving test again today."))  # and it works again
     assert len(service.session(session.info.id).turns) == 2
+
+
+def test_a_failed_video_degrades_the_turn_instead_of_losing_it(service, monkeypatch):
+    from e3rg_core.pipeline import StageFailure
+
+    session = service.new_session()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of memory in the warp")
+
+    monkeypatch.setattr(service.pipeline, "render", broken)
+    events = _run(service.turn(session.info.id, text="I failed my driving test again today."))
+    failure = events[3].value
+    assert isinstance(failure, StageFailure) and "RuntimeError: out of memory" in failure.message
+    stored = events[-1].turn
+    assert "reply_audio" in stored.media and "reply_video" not in stored.media
+    assert "the video could not be made" in stored.record.details["failures"]["rendered"]
+    messages = views.chat_messages(service.session(session.info.id).turns)
+    assert "no video" in messages[1]["metadata"]["title"] and len(messages) == 3  # text + audio, no video
+    assert "saved" in views.failure_markdown(failure.message)
+
+
+def test_a_video_past_its_time_limit_is_given_up(service, monkeypatch):
+    import time
+    from dataclasses import replace
+
+    config = service.pipeline.config
+    monkeypatch.setattr(service.pipeline, "config", replace(config, video=replace(config.video, timeout_s=5)))
+    original = service.pipeline.render
+
+    def slow(*args, **kwargs):
+        time.sleep(8)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(service.pipeline, "render", slow)
+    session = service.new_session()
+    events = _run(service.turn(session.info.id, text="Hello there."))
+    assert "took longer than 5 s" in events[3].value.message
+    assert len(service.session(session.info.id).turns) == 1
 
 
 @pytest.mark.parametrize("text, message", [("", "nothing to answer"), ("   \n ", "nothing to answer"),
