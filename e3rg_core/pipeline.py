@@ -151,7 +151,9 @@ class Pipeline:
         """The user's words: the typed text, else the transcript of the recording."""
         recording = request.video_path or request.audio_path
         kind = "video" if request.video_path else "audio" if request.audio_path else "text"
-        text = " ".join((request.text or "").split())
+        from e3rg_core.understanding.engine import strip_controls
+
+        text = " ".join(strip_controls(request.text or "").split())  # stored as it was understood
         if recording is None:
             if not text:
                 raise InputError("nothing to answer: type a message or record one")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,9 @@ from e3rg_core.pipeline import Pipeline, StageFailure, StageResult, TurnRequest
 from e3rg_core.sessions import Session, SessionInfo, SessionStore, StoredTurn, TurnRecord
 
 logger = logging.getLogger(__name__)
+
+#: no turn runs this long: older turn folders were left by a killed server
+STALE_WORK_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,9 @@ class ChatService:
         self.library = library or AvatarLibrary(user_root=config.data_dir / "avatars")
         self.pipeline = pipeline or Pipeline(config, library=self.library)
         self.store = store or SessionStore(config.data_dir)
-        self.work_root = Path(tempfile.gettempdir()) / "e3rg-work" / uuid.uuid4().hex[:12]
+        base = Path(tempfile.gettempdir()) / "e3rg-work"
+        _sweep_stale_work(base)
+        self.work_root = base / uuid.uuid4().hex[:12]
 
     # -- sessions -------------------------------------------------------------------------------
     def open_session(self, session_id: str | None, *, owner: str = "", avatar_id: str | None = None) -> Session:
@@ -188,3 +194,19 @@ class ChatService:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _sweep_stale_work(base: Path) -> None:
+    """Remove turn folders a killed server left behind (once ``STALE_WORK_S`` old) and empty server folders."""
+    cutoff = time.time() - STALE_WORK_S
+    for folder in base.glob("*/*"):
+        try:
+            if folder.stat().st_mtime < cutoff:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass
+    for root in base.glob("*"):
+        try:
+            root.rmdir()  # only if empty; a live server recreates its folder when a turn starts
+        except OSError:
+            pass

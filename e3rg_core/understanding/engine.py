@@ -38,8 +38,13 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202
 _PREFIX = re.compile(r"^\s*(?:listener|reply|response|assistant)\s*(?:'s reply)?\s*:\s*", re.IGNORECASE)
 
 
+def strip_controls(text: str) -> str:
+    """NFC, without control or bidi-override characters (they could spoof how the text displays)."""
+    return _CONTROL.sub("", unicodedata.normalize("NFC", str(text)))
+
+
 def _normalise(text: str) -> str:
-    return _CONTROL.sub("", unicodedata.normalize("NFC", str(text))).strip()
+    return strip_controls(text).strip()
 
 
 def clean_text(text: str, *, max_chars: int) -> str:
