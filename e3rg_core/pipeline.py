@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -77,7 +78,12 @@ class StageFailure:
 class StageResult:
     stage: str  # one of STAGES
     value: Any  # Heard, Understanding, Speech or Video
-    seconds: float
+    seconds: float  # the stage's own work
+    waited_s: float = 0.0  # time spent waiting for a model busy with another turn
+
+
+#: per thread: seconds this stage has waited for model locks
+_WAIT = threading.local()
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,14 @@ class Pipeline:
         self.perceiver = Perceiver(config, transcriber=transcriber)
         self._locks = {stage: threading.Lock() for stage in STAGES}
         self._load_lock = threading.Lock()
+
+    @contextmanager
+    def _locked(self, stage: str) -> Iterator[None]:
+        """Hold a stage's model lock, counting the wait apart from the work."""
+        start = time.perf_counter()
+        with self._locks[stage]:
+            _WAIT.s = getattr(_WAIT, "s", 0.0) + time.perf_counter() - start
+            yield
 
     # -- the models, loaded on first use ------------------------------------------------------
     def understander(self) -> Any:
@@ -158,7 +172,7 @@ class Pipeline:
             if not text:
                 raise InputError("nothing to answer: type a message or record one")
             return Heard(text=text, input_kind="text")
-        with self._locks["heard"]:
+        with self._locked("heard"):
             perception = self.perceiver.perceive(
                 audio_path=request.audio_path, video_path=request.video_path, workdir=Path(workdir),
                 max_seconds=float(self.config.ui.max_recording_s))
@@ -179,20 +193,20 @@ class Pipeline:
                         video_path=request.video_path, cues=perception.cues if perception else "",
                         context=request.context)
         votes = self.perceiver.votes(perception, map_name=self.config.understanding.emotion_map) if perception else []
-        with self._locks["understood"]:
+        with self._locked("understood"):
             return self.understander().understand(turn, emotion=request.emotion, extra_votes=votes)
 
     def speak(self, understanding: Understanding, avatar: Profile, out_path: Path) -> Speech:
         from e3rg_core.speech import voice_for
 
         voice = voice_for(avatar)
-        with self._locks["spoken"]:
+        with self._locked("spoken"):
             return self.speaker(voice.backend).synthesize(
                 understanding.reply, emotion=understanding.reply_emotion,
                 intensity=understanding.reply_intensity, voice=voice, out_path=out_path)
 
     def render(self, speech: Speech, avatar: Profile, out_path: Path) -> Video:
-        with self._locks["rendered"]:
+        with self._locked("rendered"):
             return self.renderer().render(speech, portrait=avatar.portrait, emotion=speech.emotion,
                                           intensity=speech.intensity, out_path=out_path)
 
@@ -204,13 +218,13 @@ class Pipeline:
         neutral = speech.wav_path
         if speech.emotion != "neutral" and speech.text:
             voice = voice_for(avatar)
-            with self._locks["spoken"]:
+            with self._locked("spoken"):
                 neutral = self.speaker(voice.backend).synthesize(
                     speech.text, emotion="neutral", intensity=0.0, voice=voice,
                     out_path=Path(workdir) / "reply_neutral.wav").wav_path
         from e3rg_core.video.landmarks import read_rgb
 
-        with self._locks["checked"]:
+        with self._locked("checked"):
             return check_output(intended=speech.emotion, video_path=video.mp4_path, wav_path=speech.wav_path,
                                 neutral_wav=neutral, face_reader=self.perceiver.face_reader(),
                                 voice_reader=self.perceiver.voice_reader(), portrait=read_rgb(avatar.portrait))
@@ -233,30 +247,39 @@ class Pipeline:
                 break  # no video to check
             start = time.perf_counter()
             if stage in OPTIONAL_STAGES:
-                values[stage] = self._degradable(stage, step)
+                values[stage], waited = self._degradable(stage, step)
             else:
+                _WAIT.s = 0.0
                 values[stage] = step()
-            seconds = time.perf_counter() - start
-            logger.info("turn stage %s took %.2f s", stage, seconds)
-            yield StageResult(stage, values[stage], seconds)
+                waited = _WAIT.s
+            seconds = max(0.0, time.perf_counter() - start - waited)
+            logger.info("turn stage %s took %.2f s (and waited %.2f s for a busy model)", stage, seconds, waited)
+            yield StageResult(stage, values[stage], seconds, waited)
 
-    def _degradable(self, stage: str, step: Any) -> Any:
-        """Run an optional stage within its time limit; a failure becomes a ``StageFailure``, not an error."""
+    def _degradable(self, stage: str, step: Any) -> tuple[Any, float]:
+        """Run an optional stage within its time limit; a failure becomes a ``StageFailure``, not an error.
+
+        Returns the value and the seconds it waited for a busy model (the limit counts the wait too).
+        """
         import concurrent.futures
+
+        def timed() -> tuple[Any, float]:
+            _WAIT.s = 0.0
+            return step(), _WAIT.s
 
         limit = float(self.config.video.timeout_s)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"e3rg-{stage}")
         try:
-            return pool.submit(step).result(timeout=limit)
+            return pool.submit(timed).result(timeout=limit)
         except concurrent.futures.TimeoutError:
             logger.error("stage %s ran past its %.0f s limit; the turn goes on without it", stage, limit)
             what = "the video" if stage == "rendered" else "the self-check"
-            return StageFailure(stage, f"{what} took longer than {limit:.0f} s and was given up")
+            return StageFailure(stage, f"{what} took longer than {limit:.0f} s and was given up"), 0.0
         except Exception as exc:  # noqa: BLE001 - any failure here degrades the turn instead of losing it
             logger.exception("stage %s failed; the turn goes on without it", stage)
             detail = str(exc) if isinstance(exc, E3rgError) else f"{type(exc).__name__}: {exc}"
             what = "the video could not be made" if stage == "rendered" else "the self-check failed"
-            return StageFailure(stage, f"{what}: {detail}")
+            return StageFailure(stage, f"{what}: {detail}"), 0.0
         finally:
             pool.shutdown(wait=False)
 

@@ -1,0 +1,65 @@
+"""Concurrent sessions on the served app: no turn lost, none crossed into another session.
+
+``bench/load.py`` small: 4 sessions x 3 typed turns at once against ``tests/app/serve.py`` (the
+scripted understander, real speech and video), each session through its own ``gradio_client``
+session. Afterwards the store is read directly: every session holds exactly its own turns, in
+order. No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from tests.app.browser_support import ROOT, AppServer
+
+pytestmark = pytest.mark.slow
+
+N_SESSIONS, N_TURNS = 4, 3
+
+
+@pytest.fixture(scope="module")
+def load():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(ROOT / "bench"))  # the benches import their shared helpers as ``_common``
+        yield importlib.import_module("load")
+
+
+@pytest.fixture(scope="module")
+def loaded(load, tmp_path_factory):
+    """The load run's results and the served data directory, with the server stopped."""
+    server = AppServer(tmp_path_factory.mktemp("served"))
+    server.start()
+    try:
+        results = load.run_load(server.url, n_sessions=N_SESSIONS, n_turns=N_TURNS)
+    finally:
+        server.stop()
+    return results, server.data
+
+
+def test_every_turn_comes_back_to_its_own_session(loaded):
+    results, _ = loaded
+    rows = results["sessions"]
+    assert [r["lost_why"] for r in rows] == [[]] * N_SESSIONS
+    assert [r["errors"] for r in rows] == [[]] * N_SESSIONS
+    assert [r["crossed_with"] for r in rows] == [[]] * N_SESSIONS
+    # the queue (16) holds 4 sessions' turns, so nothing is refused either
+    assert (results["turns_ok"], results["refused"], results["lost"]) == (N_SESSIONS * N_TURNS, 0, 0)
+    assert [r["stored"]["ok"] for r in rows] == [True] * N_SESSIONS  # the /export of each session
+    assert len({r["sid"] for r in rows}) == N_SESSIONS and all(len(r["latency_s"]) == N_TURNS for r in rows)
+
+
+def test_the_store_holds_each_sessions_own_turns_in_order(load, loaded):
+    from e3rg_core.sessions import SessionStore
+
+    results, data_dir = loaded
+    with SessionStore(data_dir) as store:
+        assert {info.id for info in store.list()} == {r["sid"] for r in results["sessions"]}
+        for row in results["sessions"]:
+            session = store.get(row["sid"])
+            assert [t.record.user_text for t in session.turns] == [load.message(row["session"], t)
+                                                                    for t in range(N_TURNS)]
+            assert [t.index for t in session.turns] == list(range(N_TURNS))
+            assert {t.record.avatar_id for t in session.turns} == {row["avatar"]} == {session.info.avatar_id}
+            assert all(t.record.reply_text for t in session.turns)
