@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+from e3rg_core import sqlite_util
 from e3rg_core.errors import ConfigError, InputError
 from e3rg_core.rating.criteria import SCALE
 from e3rg_core.rating.plan import PREFERENCE_CHOICES, SIDE_LABELS, pair_key, side_order, trial_order
@@ -31,7 +32,6 @@ from e3rg_core.rating.study import GoldItem, Study
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-BUSY_TIMEOUT_S = 30.0
 _TABLES = ("shown", "plays", "ratings", "preferences")
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS shown (
@@ -291,12 +291,8 @@ class RatingStore:
     def _connect(self, *, check_same_thread: bool = True) -> sqlite3.Connection:
         if self._closed:
             raise ConfigError(f"{self!r} is closed")
-        conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=check_same_thread)
-        conn.row_factory = sqlite3.Row
         # FULL: a rating confirmed to the rater survives a power cut too, not only a crash.
-        conn.execute("PRAGMA synchronous = FULL")
-        return conn
+        return sqlite_util.connect(self.db_path, synchronous="FULL", check_same_thread=check_same_thread)
 
     def _open(self) -> sqlite3.Connection:
         """Open the file, creating the schema; the connection kept open stops WAL churn between calls."""
@@ -343,23 +339,10 @@ class RatingStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction taken at once, so writers queue on the busy timeout instead of deadlocking."""
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        with self._connection() as conn, sqlite_util.write_transaction(conn):
+            yield conn
 
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every query inside sees the same committed state."""
-        with self._connection() as conn:
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                conn.execute("COMMIT")
+        with self._connection() as conn, sqlite_util.read_snapshot(conn):
+            yield conn

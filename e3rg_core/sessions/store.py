@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from e3rg_core import sqlite_util
 from e3rg_core.errors import BackendFailed, ConfigError, InputError
 from e3rg_core.memory.profiles import check_avatar_id
 from e3rg_core.sessions.export import write_export
@@ -60,7 +61,6 @@ logger = logging.getLogger(__name__)
 
 DB_NAME = "sessions.sqlite3"
 MEDIA_DIR = "media"
-BUSY_TIMEOUT_S = 30.0
 MAX_LIST_LIMIT = 1000
 ORPHAN_AGE_S = 3600.0  # a media folder no row refers to is removed once this old
 _TMP_PREFIX = ".tmp-"
@@ -266,13 +266,9 @@ class SessionStore:
     # --- database -------------------------------------------------------------------------------
 
     def _connect(self, *, check_same_thread: bool = True) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=check_same_thread)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA foreign_keys = ON")
         # In WAL mode NORMAL never corrupts the file; a power cut may lose the last commits, not a crash.
-        conn.execute("PRAGMA synchronous = NORMAL")
-        return conn
+        return sqlite_util.connect(self.db_path, synchronous="NORMAL", foreign_keys=True,
+                                   check_same_thread=check_same_thread)
 
     def _open(self) -> sqlite3.Connection:
         """Open the database, creating or upgrading its schema; return the connection kept for the store's life.
@@ -312,27 +308,13 @@ class SessionStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (taken at once, so writers queue on the busy timeout instead of deadlocking)."""
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        with self._connection() as conn, sqlite_util.write_transaction(conn):
+            yield conn
 
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every query inside sees the same committed state."""
-        with self._connection() as conn:
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
+        with self._connection() as conn, sqlite_util.read_snapshot(conn):
+            yield conn
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
