@@ -33,6 +33,7 @@ from pathlib import Path
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, InputError
 from e3rg_core.media.audio import read_audio
 from e3rg_core.media.mp4 import ffmpeg_exe
+from e3rg_core.packaged import concatenate_parts
 from e3rg_core.types import TimedUnit
 
 logger = logging.getLogger(__name__)
@@ -130,9 +131,13 @@ def _decode_failure(path: Path, stderr: str) -> str:
         return f"cannot decode the audio track ({codecs}) of {path.name!r}: {lines[-1] if lines else 'unknown error'}"
     if any("not on whitelist" in line for line in lines):
         return f"cannot read {path.name!r}: its format is not an audio or video container"
+    return f"cannot read {path.name!r} as audio or video ({ffmpeg_reason(lines)})"
+
+
+def ffmpeg_reason(lines: list[str]) -> str:
+    """ffmpeg's own reason for failing to open a file, from its error lines."""
     reason = next((line for line in reversed(lines) if "Invalid data" in line), lines[-1] if lines else "")
-    reason = reason.split(": ", 1)[-1] if reason else "unknown error"
-    return f"cannot read {path.name!r} as audio or video ({reason})"
+    return reason.split(": ", 1)[-1] if reason else "unknown error"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,7 +210,7 @@ def assemble(spec: EmbeddedWhisper, *, cache_dir: Path) -> Path:
         tmp = cache_dir / f".{spec.folder}.partial"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        digests = {"model.bin": _concatenate(parts, tmp / "model.bin")}
+        digests = {"model.bin": concatenate_parts(parts, tmp / "model.bin")}
         for name in spec.side_files:
             shutil.copyfile(sources[0] / name, tmp / name)
             digests[name] = hashlib.sha256((tmp / name).read_bytes()).hexdigest()
@@ -218,19 +223,6 @@ def assemble(spec: EmbeddedWhisper, *, cache_dir: Path) -> Path:
         shutil.rmtree(target, ignore_errors=True)  # a stale or half-deleted earlier copy
         os.replace(tmp, target)
         return target
-
-
-def _concatenate(parts: list[Path], out: Path) -> str:
-    digest = hashlib.sha256()
-    with out.open("wb") as fh_out:
-        for part in parts:
-            with part.open("rb") as fh:
-                for block in iter(lambda: fh.read(1 << 22), b""):
-                    digest.update(block)
-                    fh_out.write(block)
-        fh_out.flush()
-        os.fsync(fh_out.fileno())
-    return digest.hexdigest()
 
 
 def resolve_model(model: str, *, cache_dir: Path) -> Path:

@@ -36,7 +36,7 @@ import numpy as np
 from e3rg_core.emotions import COARSE
 from e3rg_core.errors import BackendFailed, BackendUnavailable, InputError
 from e3rg_core.media.mp4 import ffmpeg_exe
-from e3rg_core.perception.asr import DECODE_TIMEOUT_S, DEMUXERS, MAX_CLIP_S
+from e3rg_core.perception.asr import DECODE_TIMEOUT_S, DEMUXERS, MAX_CLIP_S, ffmpeg_reason
 
 logger = logging.getLogger(__name__)
 
@@ -239,9 +239,7 @@ def _decode_failure(path: Path, stderr: str) -> str:
         return f"cannot decode the video stream ({moving[0]}) of {path.name!r}: {reason}"
     if any("not on whitelist" in line for line in lines):
         return f"cannot read {path.name!r}: its format is not a video container"
-    reason = next((line for line in reversed(lines) if "Invalid data" in line), lines[-1] if lines else "")
-    reason = reason.split(": ", 1)[-1] if reason else "unknown error"
-    return f"cannot read {path.name!r} as a video ({reason})"
+    return f"cannot read {path.name!r} as a video ({ffmpeg_reason(lines)})"
 
 
 # ---------------------------------------------------------------------------------------------

