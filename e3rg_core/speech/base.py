@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from e3rg_core.emotions import COARSE
-from e3rg_core.errors import InputError
+from e3rg_core.errors import ConfigError, InputError
 from e3rg_core.memory.profiles import VoiceSettings
 from e3rg_core.types import Speech
 
@@ -62,6 +62,16 @@ def check_emotion(emotion: str, intensity: float) -> tuple[str, float]:
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         raise InputError(f"intensity must be a number in 0..1, not {intensity!r}")
     return emotion, value
+
+
+def check_request(text: str, emotion: str, intensity: float, voice: VoiceSettings, *,
+                  backend: str) -> tuple[str, str, float]:
+    """Every backend's checks before it runs: the text, the emotion and intensity, the voice's backend."""
+    text = check_text(text)
+    emotion, intensity = check_emotion(emotion, intensity)
+    if voice.backend != backend:
+        raise ConfigError(f"voice backend {voice.backend!r} given to the {backend} speaker")
+    return text, emotion, intensity
 
 
 def split_sentences(text: str) -> list[str]:

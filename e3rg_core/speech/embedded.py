@@ -38,7 +38,7 @@ from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, Inp
 from e3rg_core.memory.profiles import VoiceSettings
 from e3rg_core.speech import prosody, timeline
 from e3rg_core.speech.banks import Prosody, ProsodyBank, bank_path as shipped_bank
-from e3rg_core.speech.base import check_emotion, check_text, split_sentences
+from e3rg_core.speech.base import check_request, split_sentences
 from e3rg_core.types import Speech
 
 logger = logging.getLogger(__name__)
@@ -178,10 +178,7 @@ class EmbeddedSpeaker:
     def synthesize(self, text: str, *, emotion: str, intensity: float, voice: VoiceSettings,
                    out_path: Path) -> Speech:
         """Speak ``text`` in ``voice`` with ``emotion`` (a coarse class) at ``intensity`` into ``out_path``."""
-        text = check_text(text)
-        emotion, intensity = check_emotion(emotion, intensity)
-        if voice.backend != self.backend:
-            raise ConfigError(f"voice backend {voice.backend!r} given to the embedded speaker")
+        text, emotion, intensity = check_request(text, emotion, intensity, voice, backend=self.backend)
         with self._lock:  # onnxruntime sessions are thread-safe, but two turns would fight for 2 cores
             engine = self._engine(voice.voice)
             p = self.prosody(emotion, intensity, voice)

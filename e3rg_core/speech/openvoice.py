@@ -60,7 +60,7 @@ from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, Inp
 from e3rg_core.memory.profiles import VoiceSettings
 from e3rg_core.speech import prosody, timeline
 from e3rg_core.speech.banks import Prosody, ProsodyBank, bank_path as shipped_bank, load_styles
-from e3rg_core.speech.base import check_emotion, check_text, split_sentences
+from e3rg_core.speech.base import check_request, split_sentences
 from e3rg_core.types import Speech
 
 logger = logging.getLogger(__name__)
@@ -263,10 +263,7 @@ class OpenVoiceSpeaker:
     def synthesize(self, text: str, *, emotion: str, intensity: float, voice: VoiceSettings,
                    out_path: Path) -> Speech:
         """Speak ``text`` in the avatar's cloned voice with ``emotion`` (a coarse class) at ``intensity``."""
-        text = check_text(text)
-        emotion, intensity = check_emotion(emotion, intensity)
-        if voice.backend != self.backend:
-            raise ConfigError(f"voice backend {voice.backend!r} given to the openvoice speaker")
+        text, emotion, intensity = check_request(text, emotion, intensity, voice, backend=self.backend)
         info = self._voice(voice.voice)
         plan = self.plan(emotion, intensity, voice)
         reference = read_reference(voice)  # before any model loads: the user's mistake comes first
