@@ -31,6 +31,7 @@ from e3rg_core.emotions import CANDIDATES
 from e3rg_core.errors import E3rgError
 from e3rg_core.pipeline import StageFailure, StageResult
 from e3rg_core.ui import views
+from e3rg_core.ui.launch import launch_settings
 from e3rg_core.ui.service import ChatService, Committed
 
 logger = logging.getLogger(__name__)
@@ -87,7 +88,6 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
     """The Blocks app and the keyword arguments for ``launch``."""
     service = service or ChatService(config)
     secret = ui_secret(config)
-    avatars = service.avatars()
     default_avatar = service.library.default().id
 
     def gallery_items():
@@ -346,22 +346,7 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                          concurrency_limit=TURNS_IN_FLIGHT, concurrency_id=HEAVY)
 
     demo.queue(max_size=config.ui.queue_size, default_concurrency_limit=1)
-    launch = {
-        "max_file_size": f"{config.ui.max_file_size_mb}mb",
-        "footer_links": [],
-        "run_history": False,
-        "enable_monitoring": False,
-        "show_error": True,
-        "css": CSS,
-    }
-    if config.ui.host:
-        launch["server_name"] = config.ui.host
-    if config.ui.port:
-        launch["server_port"] = config.ui.port
-    if config.ui.auth:
-        launch["auth"] = [tuple(pair.split(":", 1)) for pair in config.ui.auth]
-    del avatars
-    return demo, launch
+    return demo, {**launch_settings(config), "css": CSS}
 
 
 def _progressed(events, progress):

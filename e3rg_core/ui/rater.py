@@ -38,6 +38,7 @@ from e3rg_core.errors import E3rgError, InputError
 from e3rg_core.rating import RatingStore, Study, Trial, load_study, make_plan, write_report
 from e3rg_core.rating.plan import SIDE_LABELS
 from e3rg_core.rating.records import utc_now
+from e3rg_core.ui.launch import launch_settings
 
 logger = logging.getLogger(__name__)
 
@@ -417,20 +418,7 @@ def build_rater_app(config: Config, study_path: Path, *, data_dir: Path | None =
                     api_name="organiser_report")
 
     demo.queue(max_size=config.ui.queue_size, default_concurrency_limit=4)
-    launch: dict[str, Any] = {
-        "max_file_size": f"{config.ui.max_file_size_mb}mb",
-        "footer_links": [],
-        "run_history": False,
-        "enable_monitoring": False,
-        "show_error": True,
-    }
-    if config.ui.host:
-        launch["server_name"] = config.ui.host
-    if config.ui.port:
-        launch["server_port"] = config.ui.port
-    if config.ui.auth:
-        launch["auth"] = [tuple(pair.split(":", 1)) for pair in config.ui.auth]
-    return demo, launch
+    return demo, launch_settings(config)
 
 
 def context_markdown(trial: Trial) -> str:
