@@ -94,7 +94,11 @@ def _ease(t: np.ndarray, duration_s: float) -> np.ndarray:
 
 
 def _blinks(times_s: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Eye closure 0..1: quick close, short hold, slower open; a blink every 2-5 s."""
+    """Eye closure 0..1: quick close, short hold, slower open; a blink every 2-5 s.
+
+    The schedule is drawn from time 0 on, so a piece of a reply (``times_s`` starting later) blinks
+    where the whole reply would have.
+    """
     closure = np.zeros_like(times_s)
     start = rng.uniform(0.9, 2.2)
     end_s = float(times_s[-1]) if len(times_s) else 0.0
@@ -108,11 +112,12 @@ def _blinks(times_s: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def _sway(times_s: np.ndarray, rng: np.random.Generator, amplitude: float) -> np.ndarray:
-    """Slow idle motion: a few incommensurate sines with random phases."""
+    """Slow idle motion: a few incommensurate sines with random phases, zero at time 0."""
     out = np.zeros_like(times_s)
     for freq_hz, share in ((0.11, 0.5), (0.23, 0.3), (0.47, 0.2)):
-        out += share * np.sin(2 * np.pi * (freq_hz * rng.uniform(0.8, 1.25)) * times_s + rng.uniform(0, 2 * np.pi))
-    return amplitude * (out - out[0] if len(out) else out)
+        freq, phase = freq_hz * rng.uniform(0.8, 1.25), rng.uniform(0, 2 * np.pi)
+        out += share * (np.sin(2 * np.pi * freq * times_s + phase) - np.sin(phase))
+    return amplitude * out
 
 
 def perform(
@@ -124,23 +129,30 @@ def perform(
     emotion: Mapping[str, float] | None = None,
     intensity: float = 1.0,
     seed: int = 0,
+    start_s: float = 0.0,
 ) -> Performance:
     """Per-frame unit weights and head pose.
 
     ``envelope`` is the speech loudness per frame, 0..1; ``emotion`` the bank's values for one class
-    (units and ``head_pitch``/``head_yaw``/``head_roll``) at full intensity.
+    (units and ``head_pitch``/``head_yaw``/``head_roll``) at full intensity. ``start_s`` is where
+    this clip starts in a longer reply rendered in pieces (streaming): the emotion's ease-in, the
+    blinks, the idle sway and the breathing follow the reply's clock, so the pieces join without a jump.
     """
-    rng = np.random.default_rng(seed)
-    times = np.arange(n_frames) / fps
+    if start_s < 0:
+        raise ValueError(f"start_s must be >= 0, not {start_s}")
+    # one generator per layer, so a layer's draws never depend on how long another layer's clip is
+    breath_rng, blink_rng, sway_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+    local = np.arange(n_frames) / fps
+    times = start_s + local
     env = np.clip(np.asarray(envelope, dtype=np.float64)[:n_frames], 0.0, 1.0)
     env = np.pad(env, (0, n_frames - len(env)))
     weights = np.zeros((n_frames, len(UNITS)))
     head = np.zeros((n_frames, len(HEAD_AXES)))
 
     # speech
-    env_lead = np.interp(times + _LEAD_S, times, env) if n_frames else env
+    env_lead = np.interp(local + _LEAD_S, local, env) if n_frames else env  # the clip's own audio clock
     if any(v.symbol in VISEME_SHAPES and v.symbol != "sil" for v in visemes):
-        shapes = mouth_shapes(visemes, times)
+        shapes = mouth_shapes(visemes, local)
         shapes[:, 0] *= 0.3 + 0.7 * env_lead
     else:  # no timeline: open with the loudness, spread a little
         shapes = np.zeros((n_frames, len(_SPEECH)))
@@ -151,7 +163,7 @@ def perform(
 
     # emotion, eased in so the first frame is the portrait
     ease = _ease(times, _EASE_IN_S) * float(np.clip(intensity, 0.0, 1.0))
-    breathing = 1.0 + 0.04 * np.sin(2 * np.pi * 0.25 * times + rng.uniform(0, 2 * np.pi))
+    breathing = 1.0 + 0.04 * np.sin(2 * np.pi * 0.25 * times + breath_rng.uniform(0, 2 * np.pi))
     for name, value in (emotion or {}).items():
         if name in UNITS:
             weights[:, UNITS.index(name)] += value * ease * breathing
@@ -159,7 +171,7 @@ def perform(
             head[:, HEAD_AXES.index(name[5:])] += value * ease
 
     # life: blinks, idle sway, nods on syllable onsets while speaking
-    blink = _blinks(times, rng)
+    blink = _blinks(times, blink_rng)
     weights[:, UNITS.index("blink")] = blink
     for name in ("eye_open", "lower_lid"):  # a blink closes the eye from wherever the lids are
         weights[:, UNITS.index(name)] *= 1.0 - blink
@@ -167,9 +179,9 @@ def perform(
     onsets = _smooth(np.clip(np.diff(env, prepend=env[:1] if n_frames else env), 0.0, None), 0.06 * fps)
     nod = _smooth(onsets, 0.08 * fps)
     nod = nod / (nod.max() + 1e-6) if nod.size and nod.max() > 0.02 else np.zeros_like(nod)
-    head[:, 0] += _sway(times, rng, 0.012) + 0.03 * nod
-    head[:, 1] += _sway(times, rng, 0.02) * (1.0 + 1.2 * speaking)
-    head[:, 2] += _sway(times, rng, 0.012) * (1.0 + 0.8 * speaking)
+    head[:, 0] += _sway(times, sway_rng, 0.012) + 0.03 * nod
+    head[:, 1] += _sway(times, sway_rng, 0.02) * (1.0 + 1.2 * speaking)
+    head[:, 2] += _sway(times, sway_rng, 0.012) * (1.0 + 0.8 * speaking)
     head[:, 4] += 0.006 * np.sin(2 * np.pi * 0.22 * times)  # breathing
     head *= _ease(times, 0.3)[:, None]  # still at the first frame
     return Performance(weights=weights, head=head, fps=float(fps))

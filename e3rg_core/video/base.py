@@ -14,8 +14,12 @@ from e3rg_core.types import Speech, Video
 class Renderer(Protocol):
     """A talking-head backend."""
 
-    def render(self, speech: Speech, *, portrait: Path, emotion: str, intensity: float, out_path: Path) -> Video:
-        """Animate ``portrait`` speaking ``speech.wav_path`` with ``emotion`` (a coarse class) on the face."""
+    def render(self, speech: Speech, *, portrait: Path, emotion: str, intensity: float, out_path: Path,
+               start_s: float = 0.0) -> Video:
+        """Animate ``portrait`` speaking ``speech.wav_path`` with ``emotion`` (a coarse class) on the face.
+
+        ``start_s`` > 0 when the clip is a piece of a longer reply (streaming): where it starts in it.
+        """
         ...
 
 

@@ -157,8 +157,12 @@ class DiceTalkRenderer:
             self._pipe = module.DICE_Talk(device)
         logger.info("DICE-Talk loaded from %s on %s", self.checkout, self.gpu)
 
-    def render(self, speech: Speech, *, portrait: Path, emotion: str, intensity: float, out_path: Path) -> Video:
-        """Run DICE-Talk on the portrait and speech with the class's emotion prior (intensity is not used)."""
+    def render(self, speech: Speech, *, portrait: Path, emotion: str, intensity: float, out_path: Path,
+               start_s: float = 0.0) -> Video:
+        """Run DICE-Talk on the portrait and speech with the class's emotion prior (intensity is not used).
+
+        Each clip starts from the portrait, so ``start_s`` (a piece of a streamed reply) changes nothing.
+        """
         from e3rg_core.media.mp4 import probe
 
         emotion, intensity = check_request(emotion, intensity)

@@ -72,14 +72,16 @@ class MeshRenderer:
             self._puppets = {key: Puppet(prepared, map_scale=self.map_scale)}  # keep the latest only
         return self._puppets[key]
 
-    def performance(self, speech: Speech, *, emotion: str, intensity: float, n_frames: int, envelope: np.ndarray):
-        """The per-frame weights and head pose for one reply."""
+    def performance(self, speech: Speech, *, emotion: str, intensity: float, n_frames: int, envelope: np.ndarray,
+                    start_s: float = 0.0):
+        """The per-frame weights and head pose for one reply (or a piece of one starting at ``start_s``)."""
         from e3rg_core.video.animator import perform
 
         return perform(n_frames=n_frames, fps=self.fps, envelope=envelope, visemes=speech.visemes,
-                       emotion=self.bank[emotion], intensity=intensity, seed=self.seed)
+                       emotion=self.bank[emotion], intensity=intensity, seed=self.seed, start_s=start_s)
 
-    def frames(self, speech: Speech, *, portrait: Path, emotion: str, intensity: float) -> Iterator[np.ndarray]:
+    def frames(self, speech: Speech, *, portrait: Path, emotion: str, intensity: float,
+               start_s: float = 0.0) -> Iterator[np.ndarray]:
         """The video frames, without encoding (what the benchmark times as the animator)."""
         from e3rg_core.media.audio import envelope, read_audio
 
@@ -88,16 +90,21 @@ class MeshRenderer:
         n_frames = max(1, math.ceil(audio.duration_s * self.fps - 1e-6))
         env = envelope(audio.samples, audio.sample_rate_hz, fps=self.fps, n_frames=n_frames)
         puppet = self.puppet(portrait)
-        show = self.performance(speech, emotion=emotion, intensity=intensity, n_frames=n_frames, envelope=env)
+        show = self.performance(speech, emotion=emotion, intensity=intensity, n_frames=n_frames, envelope=env,
+                                start_s=start_s)
         for weights, head in zip(show.weights, show.head):
             yield puppet.frame(weights, head)
 
-    def render(self, speech: Speech, *, portrait: Path, emotion: str, intensity: float, out_path: Path) -> Video:
-        """Animate the portrait speaking ``speech`` and write an H.264 + AAC MP4 to ``out_path``."""
+    def render(self, speech: Speech, *, portrait: Path, emotion: str, intensity: float, out_path: Path,
+               start_s: float = 0.0) -> Video:
+        """Animate the portrait speaking ``speech`` and write an H.264 + AAC MP4 to ``out_path``.
+
+        ``start_s``: where this clip starts in a reply rendered in pieces (the face moves on from there).
+        """
         from e3rg_core.media.mp4 import Mp4Writer
 
         started = time.perf_counter()
-        frames = self.frames(speech, portrait=portrait, emotion=emotion, intensity=intensity)
+        frames = self.frames(speech, portrait=portrait, emotion=emotion, intensity=intensity, start_s=start_s)
         first = next(frames)  # fails early (bad portrait, bad audio) before ffmpeg starts
         with Mp4Writer(Path(out_path), width=self.size_px, height=self.size_px, fps=self.fps,
                        audio_path=Path(speech.wav_path), preset=self.preset, crf=self.crf) as writer:

@@ -86,3 +86,25 @@ def test_head_moves_more_while_speaking():
 def test_weights_have_one_column_per_unit():
     show = perform(n_frames=7, fps=FPS, envelope=np.ones(3))
     assert show.weights.shape == (7, len(UNITS)) and show.head.shape == (7, 5) and show.n_frames == 7
+
+
+def test_pieces_of_a_reply_join_where_the_whole_reply_would_be():
+    """A reply rendered in pieces (streaming) follows one clock: emotion, blinks and sway carry on."""
+    n, cut = 200, 80
+    bank = {"brow_raise": 0.6, "eye_open": 0.3, "head_pitch": 0.05}
+    whole = perform(n_frames=n, fps=FPS, envelope=np.zeros(n), emotion=bank, seed=3)
+    first = perform(n_frames=cut, fps=FPS, envelope=np.zeros(cut), emotion=bank, seed=3)
+    rest = perform(n_frames=n - cut, fps=FPS, envelope=np.zeros(n - cut), emotion=bank, seed=3, start_s=cut / FPS)
+    joined_weights = np.concatenate([first.weights, rest.weights])
+    joined_head = np.concatenate([first.head, rest.head])
+    np.testing.assert_allclose(joined_weights, whole.weights, atol=1e-9)
+    np.testing.assert_allclose(joined_head, whole.head, atol=1e-9)
+    # the second piece does not ease the emotion in again from the bare portrait
+    assert rest.unit("brow_raise")[0] > 0.5 * 0.6
+    # while a clip from the start does
+    assert first.unit("brow_raise")[0] == 0.0
+
+
+def test_negative_start_is_refused():
+    with pytest.raises(ValueError, match="start_s"):
+        perform(n_frames=5, fps=FPS, envelope=np.zeros(5), start_s=-1.0)
