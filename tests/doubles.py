@@ -27,6 +27,36 @@ class ScriptedChat:
         return self.reply
 
 
+class StreamingChat(ScriptedChat):
+    """``ScriptedChat`` that also streams its reply in pieces of ``piece_chars`` characters.
+
+    ``delay_s`` waits before each piece (a slow model); ``events`` records what happened in order
+    ("piece", "closed", "done"), so a test can see what a consumer did while the reply was written.
+    """
+
+    def __init__(self, label: str = "sad", reply: str = "That sounds really hard.", *, piece_chars: int = 3,
+                 delay_s: float = 0.0) -> None:
+        super().__init__(label, reply)
+        self.piece_chars, self.delay_s = piece_chars, delay_s
+        self.events: list[str] = []
+
+    def chat_stream(self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.2,
+                    seed: int | None = None, media: TurnMedia | None = None):
+        import time
+
+        whole = self.chat(messages, max_tokens=max_tokens, temperature=temperature, seed=seed, media=media)
+        try:
+            for i in range(0, len(whole), self.piece_chars):
+                if self.delay_s:
+                    time.sleep(self.delay_s)
+                self.events.append("piece")
+                yield whole[i: i + self.piece_chars]
+            self.events.append("done")
+        except GeneratorExit:
+            self.events.append("closed")
+            raise
+
+
 class FixedClassifier:
     """An emotion classifier that puts probability ``p`` on one label and spreads the rest."""
 

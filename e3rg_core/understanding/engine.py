@@ -15,7 +15,8 @@ import math
 import re
 import time
 import unicodedata
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Iterator, Mapping, Sequence
 
 from e3rg_core import registry
 from e3rg_core.config import Config, ModelProfile
@@ -23,7 +24,8 @@ from e3rg_core.emotions import CANDIDATES, normalize_label, wheel
 from e3rg_core.errors import BackendFailed, ConfigError, E3rgError, InputError
 from e3rg_core.types import EmotionVote, Understanding, Utterance, UserTurn
 from e3rg_core.understanding import prompts, safety
-from e3rg_core.understanding.base import ChatModel, ChoiceScorer, EmotionClassifier, TurnMedia
+from e3rg_core.understanding.base import ChatModel, ChoiceScorer, EmotionClassifier, StreamingChat, TurnMedia
+from e3rg_core.understanding.sentences import ReplySentences, clean_reply  # noqa: F401 - clean_reply is re-exported
 from e3rg_core.understanding.voting import vote as combine_votes
 from e3rg_core.voters import VoterSpec, parse_voter
 
@@ -35,7 +37,6 @@ _SOOTHE = {"happy": "happy", "surprised": "surprised", "sad": "sad", "fear": "sa
 HISTORY_CHARS = 600  # per earlier utterance in the prompt
 _CONTENT_FREE = ("N/A", "...", "[message]")  # inputs that carry no emotion, for calibration
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_PREFIX = re.compile(r"^\s*(?:listener|reply|response|assistant)\s*(?:'s reply)?\s*:\s*", re.IGNORECASE)
 
 
 def strip_controls(text: str) -> str:
@@ -68,20 +69,6 @@ def clip_history(history: tuple[Utterance, ...], *, max_utterances: int) -> tupl
         if text:
             out.append(Utterance(u.role, text))
     return tuple(out)
-
-
-def clean_reply(text: str) -> str:
-    """Strip role prefixes, wrapping quotes and blank lines; drop a sentence cut off by the token cap."""
-    text = _PREFIX.sub("", text.strip())
-    text = text.split("\nSpeaker:")[0]
-    text = " ".join(text.split())
-    if len(text) >= 2 and text[0] in "\"'“" and text[-1] in "\"'”":
-        text = text[1:-1].strip()
-    if text and text[-1] not in ".!?…\"'”)":
-        ends = [m.end() for m in re.finditer(r"[.!?…](?=\s)", text)]
-        if ends:
-            text = text[: ends[-1]]
-    return text
 
 
 class Understander:
@@ -159,12 +146,24 @@ class Understander:
 
     def understand(self, turn: UserTurn, *, emotion: str | None = None,
                    extra_votes: Sequence[tuple[EmotionVote, float]] = ()) -> Understanding:
-        """Predict the user's emotion and write the avatar's reply.
+        """Predict the user's emotion and write the avatar's reply (``decide``, then the whole reply).
 
         ``emotion`` is the user's own correction ("not angry, tired"): a label or word that
         ``normalize_label`` knows. It replaces the prediction (no voters run) and the reply is
         written for it. ``extra_votes`` are (vote, weight) pairs from other predictors of this
         turn, such as the face and the voice (``e3rg_core.perception``); they join the vote.
+        """
+        decided = self.decide(turn, emotion=emotion, extra_votes=extra_votes)
+        start = time.perf_counter()
+        reply = " ".join(self.reply_sentences(decided))
+        return self.finish(decided, reply, reply_s=time.perf_counter() - start)
+
+    def decide(self, turn: UserTurn, *, emotion: str | None = None,
+               extra_votes: Sequence[tuple[EmotionVote, float]] = ()) -> Decided:
+        """The first half of the stage: the user's emotion and how the avatar will sound and look.
+
+        This is all that speech and video need to begin, so a streamed turn knows the emotion
+        before the first sentence of the reply exists. Arguments as for ``understand``.
         """
         s = self.settings
         corrected = None
@@ -181,7 +180,6 @@ class Understander:
             context=turn.context,
         )
         media = TurnMedia(turn.audio_path, turn.video_path)
-        timings: dict[str, float] = {}
         start = time.perf_counter()
         votes, failures = [], []
         for voter in self.voters if corrected is None else ():
@@ -204,23 +202,19 @@ class Understander:
                     votes.append(vote)
                     weights[vote.voter] = float(weight)
             result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights=weights)
-        timings["emotion_s"] = time.perf_counter() - start
 
         label, coarse = result.label, result.coarse
         crisis = safety.detect_crisis(turn.text)
-        start = time.perf_counter()
         if crisis is not None:
             logger.info("safety rule triggered (%s)", crisis.kind)
             if coarse not in ("sad", "fear"):
                 label, coarse = "devastated", wheel("devastated", map_name=s.emotion_map).coarse
-            reply, reply_emotion, reply_intensity = safety.CRISIS_REPLY, "sad", 0.3
+            reply_emotion, reply_intensity = "sad", 0.3
         else:
-            reply = self._reply(turn, label, media)
             point = wheel(label, map_name=s.emotion_map)
             reply_emotion = coarse if s.reply_emotion == "mirror" else _SOOTHE[coarse]
             reply_intensity = point.intensity if reply_emotion == coarse else 0.4
-        timings["reply_s"] = time.perf_counter() - start
-        return Understanding(
+        understanding = Understanding(
             emotion=label,
             coarse=coarse,
             intensity=wheel(label, map_name=s.emotion_map).intensity,
@@ -228,28 +222,67 @@ class Understander:
             coarse_distribution=result.coarse_distribution,
             confidence=result.confidence,
             votes=tuple(votes),
-            reply=reply,
+            reply="",
             reply_emotion=reply_emotion,
             reply_intensity=reply_intensity,
             crisis=crisis is not None,
-            timings_s=timings,
+            timings_s={"emotion_s": time.perf_counter() - start},
         )
+        return Decided(turn=turn, media=media, understanding=understanding)
 
-    def _reply(self, turn: UserTurn, label: str, media: TurnMedia) -> str:
+    def reply_sentences(self, decided: Decided) -> Iterator[str]:
+        """The reply, one clean sentence at a time, as the responder writes it.
+
+        A responder that streams (``StreamingChat``) hands each sentence out as soon as it ends;
+        another answers whole and its sentences follow at once. An empty reply is asked for once
+        more with another seed; a second empty one raises ``BackendFailed``.
+        """
+        if decided.understanding.crisis:
+            yield safety.CRISIS_REPLY
+            return
         s = self.settings
         responder = self._backends[s.responder]
+        turn = decided.turn
         examples = prompts.select_examples(turn.text, s.shots, seed=s.seed)
         messages = prompts.reply_messages(
-            turn, emotion=label, style=s.response_prompt, examples=examples,
+            turn, emotion=decided.understanding.emotion, style=s.response_prompt, examples=examples,
             max_utterances=s.history_utterances,
         )
         for attempt in range(2):
-            raw = responder.chat(
-                messages, max_tokens=s.max_reply_tokens, temperature=s.reply_temperature,
-                seed=s.seed + attempt, media=media,
-            )
-            reply = clean_reply(raw)
-            if reply:
-                return reply
+            options = dict(max_tokens=s.max_reply_tokens, temperature=s.reply_temperature, seed=s.seed + attempt,
+                           media=decided.media)
+            pieces = responder.chat_stream(messages, **options) if isinstance(responder, StreamingChat) \
+                else iter([responder.chat(messages, **options)])
+            splitter, said = ReplySentences(), 0
+            try:
+                for piece in pieces:
+                    for sentence in splitter.feed(piece):
+                        said += 1
+                        yield sentence
+                    if splitter.stopped:
+                        break  # the model went on to write the user's next line
+            finally:
+                close = getattr(pieces, "close", None)
+                if close is not None:
+                    close()  # stop generating when the reply is done or its consumer left
+            for sentence in splitter.close():
+                said += 1
+                yield sentence
+            if said:
+                return
             logger.warning("responder gave an empty reply (attempt %d)", attempt + 1)
         raise BackendFailed(f"the responder {s.responder!r} produced no reply twice")
+
+    def finish(self, decided: Decided, reply: str, *, reply_s: float) -> Understanding:
+        """The whole stage's result once the reply is written."""
+        timings = {**decided.understanding.timings_s, "reply_s": reply_s}
+        return replace(decided.understanding, reply=reply, timings_s=timings)
+
+
+@dataclass(frozen=True)
+class Decided:
+    """Stage 1 up to the reply: the cleaned turn and the emotion (an ``Understanding`` with no reply yet)."""
+
+    turn: UserTurn
+    media: TurnMedia
+    understanding: Understanding

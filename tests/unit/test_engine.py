@@ -7,7 +7,7 @@ from e3rg_core.errors import BackendFailed, ConfigError, InputError
 from e3rg_core.types import Utterance, UserTurn
 from e3rg_core.understanding.engine import Understander, clean_reply, clean_text
 from e3rg_core.voters import parse_voter
-from tests.doubles import FixedClassifier, ScriptedChat
+from tests.doubles import FixedClassifier, ScriptedChat, StreamingChat
 
 
 def make(voters=("qwen1.5b",), backends=None, **settings):
@@ -197,3 +197,36 @@ def test_face_and_voice_votes_join_the_vote():
     assert [v.voter for v in moved.votes] == ["minilm", "face"]
     ignored = make(voters=("minilm",), backends=backends).understand(turn, extra_votes=[(face, 0.0)])
     assert ignored.emotion == "content" and len(ignored.votes) == 1
+
+
+def test_a_streaming_responder_hands_out_each_sentence_as_it_ends():
+    chat = StreamingChat(label="disappointed", reply="Listener: Oh no! That must sting. Do you want to try again soon?")
+    engine = make(backends={"qwen1.5b": chat})
+    decided = engine.decide(UserTurn(text="I failed my driving test again today."))
+    assert decided.understanding.reply == "" and decided.understanding.reply_emotion == "sad"
+    assert chat.events == []  # the emotion is known before a word of the reply is written
+    sentences = engine.reply_sentences(decided)
+    assert next(sentences) == "Oh no!"
+    written = chat.events.count("piece")
+    assert written < len(chat.reply) // chat.piece_chars  # the rest is not written yet
+    assert list(sentences) == ["That must sting.", "Do you want to try again soon?"]
+    u = engine.finish(decided, "Oh no! That must sting. Do you want to try again soon?", reply_s=0.5)
+    assert u.reply.startswith("Oh no!") and u.timings_s["reply_s"] == 0.5 and "emotion_s" in u.timings_s
+    # a streamed reply reads exactly like the same reply answered whole
+    whole = make(backends={"qwen1.5b": ScriptedChat(label="disappointed", reply=chat.reply)})
+    assert whole.understand(UserTurn(text="I failed my driving test again today.")).reply == u.reply
+
+
+def test_the_stream_stops_when_the_model_starts_the_users_next_line():
+    chat = StreamingChat(label="sad", reply="That sounds hard.\nSpeaker: yes it was. And then more and more text.")
+    engine = make(backends={"qwen1.5b": chat})
+    assert list(engine.reply_sentences(engine.decide(UserTurn(text="My cat is ill.")))) == ["That sounds hard."]
+    assert chat.events[-1] == "closed"  # generation was stopped, not run to the token cap
+
+
+def test_an_empty_streamed_reply_is_asked_for_again_then_fails_clearly():
+    chat = StreamingChat(label="sad", reply="Listener:")
+    engine = make(backends={"qwen1.5b": chat})
+    with pytest.raises(BackendFailed, match="no reply twice"):
+        list(engine.reply_sentences(engine.decide(UserTurn(text="My cat is ill."))))
+    assert [c["seed"] for c in chat.calls if not c["choices"]] == [engine.settings.seed, engine.settings.seed + 1]
