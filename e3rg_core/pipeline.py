@@ -116,12 +116,13 @@ class Pipeline:
         self._load_lock = threading.Lock()
 
     @contextmanager
-    def _locked(self, stage: str) -> Iterator[None]:
-        """Hold a stage's model lock, counting the wait apart from the work."""
+    def locked(self, stage: str) -> Iterator[float]:
+        """Hold a stage's model lock, counting the wait apart from the work; gives the seconds waited."""
         start = time.perf_counter()
         with self._locks[stage]:
-            _WAIT.s = getattr(_WAIT, "s", 0.0) + time.perf_counter() - start
-            yield
+            waited = time.perf_counter() - start
+            _WAIT.s = getattr(_WAIT, "s", 0.0) + waited
+            yield waited
 
     # -- the models, loaded on first use ------------------------------------------------------
     def understander(self) -> Any:
@@ -172,7 +173,7 @@ class Pipeline:
             if not text:
                 raise InputError("nothing to answer: type a message or record one")
             return Heard(text=text, input_kind="text")
-        with self._locked("heard"):
+        with self.locked("heard"):
             perception = self.perceiver.perceive(
                 audio_path=request.audio_path, video_path=request.video_path, workdir=Path(workdir),
                 max_seconds=float(self.config.ui.max_recording_s))
@@ -185,7 +186,11 @@ class Pipeline:
                              "speak a little louder or closer, or type your message")
         return Heard(text=transcript.text, input_kind=kind, perception=perception)
 
-    def understand(self, heard: Heard, request: TurnRequest) -> Understanding:
+    def decide(self, heard: Heard, request: TurnRequest) -> tuple[Any, Any]:
+        """The first half of understanding: the emotion, before the reply (``Understander.decide``).
+
+        Returns the understander and its ``Decided`` value, which ``reply_sentences`` and ``finish`` take.
+        """
         perception = heard.perception
         # an omni model hears the recording's sound as 16 kHz mono and sees the video's frames
         audio = perception.audio_path if perception is not None else request.audio_path
@@ -193,20 +198,28 @@ class Pipeline:
                         video_path=request.video_path, cues=perception.cues if perception else "",
                         context=request.context)
         votes = self.perceiver.votes(perception, map_name=self.config.understanding.emotion_map) if perception else []
-        with self._locked("understood"):
-            return self.understander().understand(turn, emotion=request.emotion, extra_votes=votes)
+        with self.locked("understood"):
+            understander = self.understander()
+            return understander, understander.decide(turn, emotion=request.emotion, extra_votes=votes)
+
+    def understand(self, heard: Heard, request: TurnRequest) -> Understanding:
+        understander, decided = self.decide(heard, request)
+        with self.locked("understood"):
+            start = time.perf_counter()
+            reply = " ".join(understander.reply_sentences(decided))
+            return understander.finish(decided, reply, reply_s=time.perf_counter() - start)
 
     def speak(self, understanding: Understanding, avatar: Profile, out_path: Path) -> Speech:
         from e3rg_core.speech import voice_for
 
         voice = voice_for(avatar)
-        with self._locked("spoken"):
+        with self.locked("spoken"):
             return self.speaker(voice.backend).synthesize(
                 understanding.reply, emotion=understanding.reply_emotion,
                 intensity=understanding.reply_intensity, voice=voice, out_path=out_path)
 
     def render(self, speech: Speech, avatar: Profile, out_path: Path) -> Video:
-        with self._locked("rendered"):
+        with self.locked("rendered"):
             return self.renderer().render(speech, portrait=avatar.portrait, emotion=speech.emotion,
                                           intensity=speech.intensity, out_path=out_path)
 
@@ -218,13 +231,13 @@ class Pipeline:
         neutral = speech.wav_path
         if speech.emotion != "neutral" and speech.text:
             voice = voice_for(avatar)
-            with self._locked("spoken"):
+            with self.locked("spoken"):
                 neutral = self.speaker(voice.backend).synthesize(
                     speech.text, emotion="neutral", intensity=0.0, voice=voice,
                     out_path=Path(workdir) / "reply_neutral.wav").wav_path
         from e3rg_core.video.landmarks import read_rgb
 
-        with self._locked("checked"):
+        with self.locked("checked"):
             return check_output(intended=speech.emotion, video_path=video.mp4_path, wav_path=speech.wav_path,
                                 neutral_wav=neutral, face_reader=self.perceiver.face_reader(),
                                 voice_reader=self.perceiver.voice_reader(), portrait=read_rgb(avatar.portrait))
@@ -245,16 +258,32 @@ class Pipeline:
         for stage, step in steps:
             if stage == "checked" and isinstance(values.get("rendered"), StageFailure):
                 break  # no video to check
-            start = time.perf_counter()
-            if stage in OPTIONAL_STAGES:
-                values[stage], waited = self._degradable(stage, step)
-            else:
-                _WAIT.s = 0.0
-                values[stage] = step()
-                waited = _WAIT.s
-            seconds = max(0.0, time.perf_counter() - start - waited)
-            logger.info("turn stage %s took %.2f s (and waited %.2f s for a busy model)", stage, seconds, waited)
-            yield StageResult(stage, values[stage], seconds, waited)
+            result = self.step(stage, step)
+            values[stage] = result.value
+            yield result
+
+    def stream(self, request: TurnRequest, workdir: Path) -> Iterator[Any]:
+        """Run a turn that speaks while it is still being written (``e3rg_core.streaming``).
+
+        Yields ``EmotionDecided``, then ``SpokenPiece`` and ``RenderedPiece`` events as each piece of
+        the reply is ready, then the same ``StageResult`` values as ``run``.
+        """
+        from e3rg_core.streaming import stream_turn
+
+        yield from stream_turn(self, request, workdir)
+
+    def step(self, stage: str, work: Any) -> StageResult:
+        """Run one stage's ``work()``, timed apart from waiting for busy models; optional stages degrade."""
+        start = time.perf_counter()
+        if stage in OPTIONAL_STAGES:
+            value, waited = self._degradable(stage, work)
+        else:
+            _WAIT.s = 0.0
+            value = work()
+            waited = _WAIT.s
+        seconds = max(0.0, time.perf_counter() - start - waited)
+        logger.info("turn stage %s took %.2f s (and waited %.2f s for a busy model)", stage, seconds, waited)
+        return StageResult(stage, value, seconds, waited)
 
     def _degradable(self, stage: str, step: Any) -> tuple[Any, float]:
         """Run an optional stage within its time limit; a failure becomes a ``StageFailure``, not an error.

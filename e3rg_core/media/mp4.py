@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -153,3 +153,44 @@ def probe(path: Path) -> MediaInfo:
     return MediaInfo(width=int(video.group(2)), height=int(video.group(3)), fps=float(video.group(4)),
                      n_frames=n_frames, video_codec=video.group(1),
                      audio_codec=audio.group(1) if audio else None, audio_duration_s=audio_s)
+
+
+def concat_mp4(parts: Sequence[Path], out_path: Path, *, audio_path: Path, durations_s: Sequence[float]) -> Path:
+    """Join MP4 clips of one encoder (same size, rate and codec) without re-encoding the video,
+    under one audio track (``audio_path``, encoded once so no AAC priming gap falls between clips).
+
+    ``durations_s`` are the clips' video lengths: each clip starts where the last one's video ends
+    (left to itself the concat demuxer would start it after the clip's longer, AAC-padded audio).
+    """
+    if not parts or len(parts) != len(durations_s):
+        raise BackendFailed(f"{len(parts)} video pieces with {len(durations_s)} durations cannot be joined")
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    listing = out_path.with_name(out_path.name + ".txt")
+    listing.write_text("".join("file '" + str(Path(p).resolve()).replace("'", "'\\''") + f"'\nduration {d:.6f}\n"
+                               for p, d in zip(parts, durations_s)), encoding="utf-8")
+    tmp = out_path.with_name(out_path.stem + ".part" + out_path.suffix)
+    cmd = [ffmpeg_exe(), "-nostdin", "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i", str(listing),
+           "-i", str(audio_path), "-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy",
+           # the joined stream would start a frame late (the clips' B-frame delay): start it at zero
+           "-bsf:v", "setts=pts=PTS-STARTPTS:dts=DTS-STARTPTS", "-c:a", "aac", "-b:a", "128k",
+           "-movflags", "+faststart", str(tmp)]
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise BackendFailed(f"ffmpeg could not join {len(parts)} video pieces: {result.stderr.strip()[-300:]}")
+        tmp.replace(out_path)
+    finally:
+        listing.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
+    return out_path
+
+
+def without_audio(path: Path, out_path: Path) -> Path:
+    """A copy of the video with its audio track dropped (the picture is copied, not re-encoded)."""
+    cmd = [ffmpeg_exe(), "-nostdin", "-y", "-loglevel", "error", "-i", str(path), "-map", "0:v:0", "-c:v", "copy",
+           "-an", "-movflags", "+faststart", str(out_path)]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise BackendFailed(f"ffmpeg could not copy the video of {path}: {result.stderr.strip()[-300:]}")
+    return Path(out_path)

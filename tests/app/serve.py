@@ -22,6 +22,10 @@ REPLIES = {
 }
 
 
+#: seconds per word of a streamed reply (the embedded 1.5B model writes about 8 words a second)
+WORD_S = 0.12
+
+
 class KeywordChat:
     """A chat double: picks the label and reply by a keyword of the user's message."""
 
@@ -38,6 +42,15 @@ class KeywordChat:
         self.calls += 1
         label, reply = self._pick(messages)
         return label if choices else reply
+
+    def chat_stream(self, messages, *, max_tokens, temperature=0.2, seed=None, media=None):
+        """The reply a word at a time, as slowly as the embedded model writes on two cores."""
+        import time
+
+        reply = self.chat(messages, max_tokens=max_tokens, temperature=temperature, seed=seed, media=media)
+        for i, word in enumerate(reply.split(" ")):
+            time.sleep(WORD_S)
+            yield word if i == 0 else " " + word
 
 
 def build(data_dir: str, cache_dir: str, *, real: bool = False, size_px: int = 256, check_output: bool = True):

@@ -1,0 +1,68 @@
+"""A reply spoken in pieces (streaming): each piece padded to whole video frames, then all joined.
+
+Padding every piece's audio to a whole number of video frames makes the audio clock and the video
+clock the same: piece ``k`` starts at the same instant in the joined audio and in the joined video,
+so the face stays on the voice however many pieces a reply has.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from e3rg_core.errors import BackendFailed
+from e3rg_core.types import Speech, TimedUnit
+
+
+def pad_to_frames(speech: Speech, *, fps: float) -> Speech:
+    """The piece with silence added at its end up to a whole number of frames (rewrites its WAV)."""
+    import soundfile
+
+    samples, rate = soundfile.read(str(speech.wav_path), dtype="int16", always_2d=False)
+    frames = max(1, math.ceil(len(samples) * fps / rate - 1e-6))
+    target = int(round(frames * rate / fps))
+    if target > len(samples):
+        samples = np.concatenate([samples, np.zeros(target - len(samples), dtype=samples.dtype)])
+        _write(Path(speech.wav_path), samples, rate)
+    return dataclasses.replace(speech, duration_s=len(samples) / rate)
+
+
+def join_speech(pieces: Sequence[Speech], out_path: Path) -> Speech:
+    """One ``Speech`` for the whole reply: the pieces' audio back to back, their timelines shifted."""
+    import soundfile
+
+    if not pieces:
+        raise BackendFailed("there is no spoken piece to join")
+    rate = pieces[0].sample_rate_hz
+    audio, phonemes, visemes, offset = [], [], [], 0.0
+    for piece in pieces:
+        samples, piece_rate = soundfile.read(str(piece.wav_path), dtype="int16", always_2d=False)
+        if piece_rate != rate:
+            raise BackendFailed(f"spoken pieces differ in sample rate ({piece_rate} vs {rate} Hz)")
+        audio.append(samples)
+        phonemes += [_shift(u, offset) for u in piece.phonemes]
+        visemes += [_shift(u, offset) for u in piece.visemes]
+        offset += len(samples) / rate
+    joined = np.concatenate(audio)
+    _write(Path(out_path), joined, rate)
+    first = pieces[0]
+    return Speech(wav_path=Path(out_path), sample_rate_hz=rate, duration_s=len(joined) / rate,
+                  text=" ".join(p.text for p in pieces), emotion=first.emotion, intensity=first.intensity,
+                  voice=first.voice, phonemes=tuple(phonemes), visemes=tuple(visemes))
+
+
+def _shift(unit: TimedUnit, offset_s: float) -> TimedUnit:
+    return TimedUnit(unit.start_s + offset_s, unit.end_s + offset_s, unit.symbol)
+
+
+def _write(path: Path, samples: np.ndarray, rate: int) -> None:
+    import soundfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    soundfile.write(str(tmp), samples, rate, subtype="PCM_16", format="WAV")
+    tmp.replace(path)

@@ -1,0 +1,285 @@
+"""A streamed turn: the avatar starts speaking while the rest of the reply is still being made.
+
+``Pipeline.stream(request, workdir)`` runs the same stages as ``Pipeline.run`` and yields the same
+``StageResult`` values at the end, with three kinds of event before them::
+
+    heard ─ EmotionDecided ─ SpokenPiece 0 ─ RenderedPiece 0 ─ SpokenPiece 1 ─ ... ─ understood, spoken, rendered, checked
+
+1. The emotion is decided first (``Understander.decide``): it sets the voice's and the face's
+   emotion before a word of the reply exists.
+2. A writer thread streams the reply from the LLM sentence by sentence (``reply_sentences``).
+3. A media thread speaks each sentence as soon as it ends (every sentence that is ready by then
+   goes into one piece), pads the piece's audio to whole video frames, hands it out
+   (``SpokenPiece``), then renders the piece's video from where the reply's clock stands
+   (``RenderedPiece``; the animator's ``start_s``). Speaking always goes before rendering, so the
+   voice runs ahead of the face and never waits for it.
+4. When the reply is finished, the pieces are joined into the turn's one WAV and one MP4 (the
+   video pieces without re-encoding, under the joined audio), and the stage results follow as in
+   a turn that was not streamed, so the session stores the same things either way.
+
+The video stays optional: a piece that fails to render, or rendering that runs past
+``video.timeout_s``, stops the video (a ``StageFailure``); the voice goes on. A failure to
+write or speak the reply fails the turn with the stage's own error, as ``run`` does. A consumer
+that stops iterating stops the threads after the piece they are on.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+from e3rg_core.errors import InputError
+from e3rg_core.types import Speech, Understanding, Video
+
+if TYPE_CHECKING:
+    from e3rg_core.memory import Profile
+    from e3rg_core.pipeline import Pipeline, TurnRequest
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EmotionDecided:
+    """The user's emotion and the avatar's, before the reply is written (``reply`` is empty)."""
+
+    understanding: Understanding
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SpokenPiece:
+    """A piece of the reply in the avatar's voice, ready to play."""
+
+    index: int
+    text: str
+    speech: Speech  # padded to whole video frames
+    start_s: float  # where the piece starts in the whole reply
+    at_s: float  # seconds since the turn began
+
+
+@dataclass(frozen=True)
+class RenderedPiece:
+    """The talking-head video of a spoken piece (its own audio track included)."""
+
+    index: int
+    video: Video
+    start_s: float
+    at_s: float
+
+
+_DONE = object()
+
+
+def stream_turn(pipeline: "Pipeline", request: "TurnRequest", workdir: Path) -> Iterator[Any]:
+    """The events of one streamed turn (see the module docstring)."""
+    from e3rg_core.pipeline import StageFailure, StageResult
+
+    began = time.perf_counter()
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    avatar = pipeline.library.get(request.avatar_id) if request.avatar_id else pipeline.library.default()
+
+    step = pipeline.step("heard", lambda: pipeline.hear(request, workdir))
+    yield step
+    heard = step.value
+    start = time.perf_counter()
+    understander, decided = pipeline.decide(heard, request)
+    yield EmotionDecided(decided.understanding, time.perf_counter() - start)
+
+    renderer = pipeline.renderer()
+    fps = float(getattr(renderer, "fps", 25))
+    events: queue.Queue = queue.Queue()
+    sentences: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    written: dict[str, float] = {}
+    writer = threading.Thread(target=_write_reply, name="e3rg-reply",
+                              args=(pipeline, understander, decided, sentences, events, stop, written), daemon=True)
+    media = _Media(pipeline, decided.understanding, avatar, workdir, fps, sentences, events, stop, began)
+    performer = threading.Thread(target=media.run, name="e3rg-media", daemon=True)
+    writer.start()
+    performer.start()
+    try:
+        finished = 0
+        failure: BaseException | None = None
+        while finished < 2:
+            event = events.get()
+            if event is _DONE:
+                finished += 1
+            elif isinstance(event, BaseException):
+                failure = failure or event
+                stop.set()
+            else:
+                yield event
+        if failure is not None:
+            raise failure
+    finally:
+        stop.set()
+        sentences.put(_DONE)  # wake the media thread if it waits for text
+        writer.join()
+        performer.join()
+
+    if not media.spoken:
+        raise InputError(f"nothing to speak in the reply {' '.join(media.texts)[:80]!r}: it has no pronounceable words")
+    reply = " ".join(media.texts)
+    reply_s = written.get("reply_s", 0.0)
+    understanding = understander.finish(decided, reply, reply_s=reply_s)
+    yield StageResult("understood", understanding, understanding.timings_s.get("emotion_s", 0.0) + reply_s)
+    from e3rg_core.speech.pieces import join_speech
+
+    start = time.perf_counter()
+    speech = join_speech(media.spoken, workdir / "reply.wav")
+    yield StageResult("spoken", speech, media.seconds["spoken"] + time.perf_counter() - start, media.waits["spoken"])
+    video: Any
+    start = time.perf_counter()
+    if media.video_failure is not None:
+        video = media.video_failure
+    else:
+        try:
+            video = _join_video(media.rendered, speech, workdir / "reply.mp4")
+        except Exception as exc:  # noqa: BLE001 - the video is optional: the turn keeps its voice
+            logger.exception("joining the video pieces failed; the turn goes on without video")
+            video = StageFailure("rendered", f"the video could not be made: {exc}")
+    yield StageResult("rendered", video, media.seconds["rendered"] + time.perf_counter() - start,
+                      media.waits["rendered"])
+    if pipeline.config.perception.check_output and not isinstance(video, StageFailure):
+        yield pipeline.step("checked", lambda: pipeline.check(speech, video, avatar, workdir))
+
+
+def _write_reply(pipeline, understander, decided, sentences: queue.Queue, events: queue.Queue,
+                 stop: threading.Event, written: dict[str, float]) -> None:
+    """The writer thread: the reply's sentences into ``sentences`` as the model ends each one."""
+    try:
+        with pipeline.locked("understood"):
+            start = time.perf_counter()
+            stream = understander.reply_sentences(decided)
+            try:
+                for sentence in stream:
+                    sentences.put(sentence)
+                    if stop.is_set():
+                        break
+            finally:
+                stream.close()
+            written["reply_s"] = time.perf_counter() - start
+    except BaseException as exc:  # noqa: BLE001 - handed to the turn's thread, which raises it
+        events.put(exc)
+    finally:
+        sentences.put(_DONE)
+        events.put(_DONE)
+
+
+class _Media:
+    """The media thread: speak each piece as soon as its text is ready, render it when nothing is."""
+
+    def __init__(self, pipeline, understanding: Understanding, avatar: "Profile", workdir: Path, fps: float,
+                 sentences: queue.Queue, events: queue.Queue, stop: threading.Event, began: float) -> None:
+        self.pipeline, self.understanding, self.avatar, self.workdir, self.fps = \
+            pipeline, understanding, avatar, workdir, fps
+        self.sentences, self.events, self.stop, self.began = sentences, events, stop, began
+        self.texts: list[str] = []
+        self.spoken: list[Speech] = []
+        self.rendered: list[Video] = []
+        self.video_failure = None
+        self.seconds = {"spoken": 0.0, "rendered": 0.0}
+        self.waits = {"spoken": 0.0, "rendered": 0.0}
+        self._written = False  # the writer has handed over the whole reply
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except BaseException as exc:  # noqa: BLE001 - handed to the turn's thread, which raises it
+            self.events.put(exc)
+        finally:
+            self.events.put(_DONE)
+
+    def _take_text(self, block: bool) -> list[str] | None:
+        """Every sentence written so far (waiting for one if ``block``); None once the reply is done."""
+        if self._written:
+            return None
+        ready: list[str] = []
+        try:
+            item = self.sentences.get(block=block)
+        except queue.Empty:
+            return []
+        while True:
+            if item is _DONE:
+                self._written = True
+                return ready or None
+            ready.append(item)
+            try:
+                item = self.sentences.get_nowait()
+            except queue.Empty:
+                return ready
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            unrendered = len(self.rendered) < len(self.spoken) and self.video_failure is None
+            text = self._take_text(block=not unrendered)
+            if text:
+                self._speak(" ".join(text))
+            elif unrendered:
+                self._render(len(self.rendered))
+            elif text is None:
+                return  # the reply is written, spoken and rendered
+
+    def _speak(self, text: str) -> None:
+        from e3rg_core.speech import voice_for
+        from e3rg_core.speech.pieces import pad_to_frames
+
+        index = len(self.spoken)
+        voice = voice_for(self.avatar)
+        start = time.perf_counter()
+        self.texts.append(text)
+        with self.pipeline.locked("spoken") as waited:
+            try:
+                speech = self.pipeline.speaker(voice.backend).synthesize(
+                    text, emotion=self.understanding.reply_emotion, intensity=self.understanding.reply_intensity,
+                    voice=voice, out_path=self.workdir / f"piece{index:03d}.wav")
+            except InputError as exc:  # e.g. a piece that is only an emoji; the reply's other pieces are spoken
+                logger.info("piece %d has nothing to speak (%s); it stays in the text only", index, exc)
+                return
+            speech = pad_to_frames(speech, fps=self.fps)
+        self.waits["spoken"] += waited
+        self.seconds["spoken"] += time.perf_counter() - start - waited
+        offset = sum(s.duration_s for s in self.spoken)
+        self.spoken.append(speech)
+        self.events.put(SpokenPiece(index, text, speech, offset, time.perf_counter() - self.began))
+
+    def _render(self, index: int) -> None:
+        from e3rg_core.pipeline import StageFailure
+
+        speech = self.spoken[index]
+        offset = sum(s.duration_s for s in self.spoken[:index])
+        limit = float(self.pipeline.config.video.timeout_s)
+        start, waited = time.perf_counter(), 0.0
+        try:
+            if self.seconds["rendered"] > limit:
+                raise TimeoutError(f"the video took longer than {limit:.0f} s and was given up")
+            with self.pipeline.locked("rendered") as waited:
+                video = self.pipeline.renderer().render(
+                    speech, portrait=self.avatar.portrait, emotion=speech.emotion, intensity=speech.intensity,
+                    out_path=self.workdir / f"piece{index:03d}.mp4", start_s=offset)
+        except Exception as exc:  # noqa: BLE001 - the video is optional: the voice goes on
+            logger.exception("rendering piece %d failed; the reply goes on without video", index)
+            message = str(exc) if isinstance(exc, TimeoutError) else f"the video could not be made: {exc}"
+            self.video_failure = StageFailure("rendered", message)
+            return
+        self.waits["rendered"] += waited
+        self.seconds["rendered"] += time.perf_counter() - start - waited
+        self.rendered.append(video)
+        self.events.put(RenderedPiece(index, video, offset, time.perf_counter() - self.began))
+
+
+def _join_video(parts: list[Video], speech: Speech, out_path: Path) -> Video:
+    from e3rg_core.media.mp4 import concat_mp4
+
+    concat_mp4([v.mp4_path for v in parts], out_path, audio_path=speech.wav_path,
+               durations_s=[v.n_frames / v.fps for v in parts])
+    n_frames = sum(v.n_frames for v in parts)
+    first = parts[0]
+    return Video(mp4_path=Path(out_path), fps=first.fps, n_frames=n_frames, width=first.width, height=first.height,
+                 duration_s=n_frames / first.fps, emotion=first.emotion)
