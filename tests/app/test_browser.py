@@ -123,16 +123,20 @@ def _top_emotion(page):
 
 
 def _expect_four_outputs(page, coarse: str) -> None:
-    """The emotion, the reply text, a WAV voice and an MP4 face that the browser can play."""
+    """The emotion, the reply text, the streamed voice and face that played in the browser, and the
+    whole reply (MP4) in the conversation."""
     expect(_top_emotion(page)).to_have_text(coarse)
     reply = page.locator("#reply_text textarea").input_value()
     assert len(reply.split()) >= 3, reply
 
-    href = page.locator("#reply_audio a[data-testid=download-link]").get_attribute("href")
-    wav = page.request.get(href)
-    assert wav.ok and wav.body()[:4] == b"RIFF" and len(wav.body()) > 10_000, href
+    voice = page.locator("#live_audio audio")
+    page.wait_for_function("el => el.duration > 1 && (el.currentTime > 0 || el.ended)", arg=voice.element_handle(),
+                           timeout=30 * MS)
+    face = page.locator("#live_video video")
+    page.wait_for_function("el => el.readyState >= 1 && el.videoWidth > 0 && el.muted", arg=face.element_handle(),
+                           timeout=30 * MS)
 
-    video = page.locator("#reply_video video[src]")
+    video = page.locator("#chat video[src]").last
     mp4 = page.request.get(video.get_attribute("src"))
     assert mp4.ok and mp4.body()[4:8] == b"ftyp" and len(mp4.body()) > 10_000
     # chromium decodes it: a reply of a sentence or more, with frames
@@ -156,7 +160,7 @@ def test_a_webcam_turn_shows_four_outputs_and_survives_a_reload_and_a_restart(pa
     expect(page.locator("#emotion_note")).to_contain_text("you seem to feel disappointed")
     said = _user_messages(page).first.inner_text().strip()
     assert said.startswith("📹") and "driving" in said.lower(), said
-    expect(page.locator("#timings")).to_contain_text("total")
+    expect(page.locator("#timings")).to_contain_text("voice began after")
 
     page.reload()
     _expect_history(page, [said])
@@ -174,7 +178,7 @@ def test_a_microphone_turn_is_transcribed(page, server, media):
     said = _user_messages(page).first.inner_text().strip()
     assert said.startswith("🎙") and "driving" in said.lower(), said
     expect(_top_emotion(page)).to_have_text("sad")
-    page.locator("#reply_video video[src]").wait_for()
+    page.locator("#chat video[src]").wait_for()
 
 
 def test_a_correction_redoes_the_last_turn_in_place(page, server, tmp_path):
@@ -203,3 +207,25 @@ def test_a_correction_redoes_the_last_turn_in_place(page, server, tmp_path):
     page.screenshot(path=str(tmp_path / "two_turns.png"), full_page=True)
     if os.environ.get("E3RG_SCREENSHOT"):
         page.screenshot(path=str(ROOT / "assets" / "readme_app.png"), full_page=True)
+
+
+def test_the_voice_plays_before_the_whole_video_exists(page, server):
+    """Streaming: the reply's first sentence is heard while the rest is still being written and
+    rendered; the whole MP4 reaches the conversation only when every piece is done."""
+    _type(page, "I failed my driving test again today.")
+    page.locator("#send").click()
+    deadline, seen = time.monotonic() + TURN_TIMEOUT_S, []
+    while time.monotonic() < deadline:
+        state = page.evaluate("""() => {
+            const voice = document.querySelector('#live_audio audio');
+            return {playing: !!voice && !voice.paused && voice.currentTime > 0,
+                    whole: document.querySelectorAll('#chat video[src]').length > 0};
+        }""")
+        seen.append(state)
+        if state["whole"]:
+            break
+        page.wait_for_timeout(100)
+    assert seen and seen[-1]["whole"], f"the turn did not finish\nserver log:\n{server.log_tail()}"
+    before = [s for s in seen if not s["whole"]]
+    assert any(s["playing"] for s in before), f"no voice before the whole video: {seen}"
+    _expect_four_outputs(page, "sad")
