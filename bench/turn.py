@@ -12,10 +12,17 @@ and 2 recorded ones, a 5-s microphone WAV and a 5-s webcam WebM (VP8 + Opus) mad
 voice and a shipped portrait as ``bench/perception.py`` makes its clip. ``--quick``: the first typed
 turn and the webcam turn.
 
-Nothing streams yet: the reply's audio is shown once speech is done, so the time to first audio is
-heard + understood + spoken, and the time to the finished video adds rendered. The README's goals
-are per stage (understanding <= 2 s, reading a 5-s clip <= 1 s, speech RTF <= 0.2, video RTF
-<= 0.3); they are checked on the turns' medians.
+Each turn runs twice, whole and streamed, in alternating order (so neither always goes first):
+
+* whole (``Pipeline.run``, the ``/turn`` API): the audio exists once speech is done, so the time to
+  first audio is heard + understood + spoken, and the finished video adds rendered;
+* streamed (``Pipeline.stream``, the page): first audio is when the first sentence's voice is out,
+  first video when its video is, finished when the whole MP4 is joined. Goals: first audio
+  <= 2.5 s, first video <= 3.5 s, and finished no later than the same turn whole (the median of
+  the per-turn ratios <= 1).
+
+The per-stage goals (understanding <= 2 s, reading a 5-s clip <= 1 s, speech RTF <= 0.2, video
+RTF <= 0.3) are checked on the whole turns' medians.
 """
 
 from __future__ import annotations
@@ -35,8 +42,9 @@ from typing import Any
 from _common import REPORTS, load_dev_set, machine
 
 from e3rg_core.memory.profiles import VoiceSettings
-from e3rg_core.pipeline import STAGES, Pipeline, TurnRequest
+from e3rg_core.pipeline import STAGES, Pipeline, StageResult, TurnRequest
 from e3rg_core.speech import voice_for
+from e3rg_core.streaming import RenderedPiece, SpokenPiece
 
 AVATARS = ("nova", "margaret", "walter")
 #: (dev-set id or recording, avatar): joyful, angry*, terrified, sad*, disgusted*, surprised (* with history)
@@ -45,6 +53,7 @@ TURNS = (("dev016", "nova"), ("dev048", "margaret"), ("dev065", "walter"), ("dev
 MIC_TEXT = "I didn't get into any of the universities I applied to, and I don't know what to do."
 WEBCAM_TEXT = "My coworker covered all my shifts when my dad was sick, I owe her so much."
 GOALS = {"understood_s": 2.0, "heard_s": 1.0, "spoken_rtf": 0.2, "rendered_rtf": 0.3}
+STREAM_GOALS = {"first_audio_s": 2.5, "first_video_s": 3.5, "finished_ratio": 1.0}
 COLOURS = {"heard": (127, 140, 141), "understood": (230, 126, 34), "spoken": (39, 174, 96),
            "rendered": (41, 128, 185), "checked": (142, 68, 173)}
 
@@ -134,6 +143,56 @@ def run_turn(pipeline: Pipeline, turn: BenchTurn, workdir: Path) -> dict[str, An
         "n_frames": video.n_frames,
         "check": values["checked"].summary() if values.get("checked") is not None else None,
     }
+
+
+def run_streamed(pipeline: Pipeline, turn: BenchTurn, workdir: Path) -> dict[str, Any]:
+    """One streamed turn: when its first voice and face were out, and when the whole MP4 was."""
+    began = time.perf_counter()
+    marks: dict[str, float] = {}
+    values: dict[str, Any] = {}
+    pieces = 0
+    for event in pipeline.stream(turn.request, workdir):
+        now = round(time.perf_counter() - began, 3)
+        if isinstance(event, SpokenPiece):
+            pieces += 1
+            marks.setdefault("first_audio_s", now)
+        elif isinstance(event, RenderedPiece):
+            marks.setdefault("first_video_s", now)
+        elif isinstance(event, StageResult):
+            values[event.stage] = event.value
+            marks[f"{event.stage}_at_s"] = now
+    understanding, speech = values["understood"], values["spoken"]
+    return {
+        "turn": turn.name, "avatar": turn.request.avatar_id, "pieces": pieces,
+        "first_audio_s": marks["first_audio_s"], "first_video_s": marks.get("first_video_s"),
+        "finished_video_s": marks["rendered_at_s"], "total_s": marks.get("checked_at_s", marks["rendered_at_s"]),
+        "emotion_s": round(understanding.timings_s.get("emotion_s", 0.0), 3),
+        "reply_s": round(understanding.timings_s.get("reply_s", 0.0), 3),
+        "reply": understanding.reply, "reply_audio_s": round(speech.duration_s, 2),
+    }
+
+
+def summarize_streamed(rows: list[dict], whole: list[dict]) -> dict[str, Any]:
+    """Streamed latencies, and each streamed turn's finished time over the same turn's whole one."""
+    by_name = {r["turn"]: r for r in whole}
+    ratios = [round(r["finished_video_s"] / by_name[r["turn"]]["finished_video_s"], 3) for r in rows]
+    videos = [r["first_video_s"] for r in rows if r["first_video_s"] is not None]
+    return {
+        "first_audio": _spread([r["first_audio_s"] for r in rows]),
+        "first_video": _spread(videos) if videos else None,
+        "finished_video": _spread([r["finished_video_s"] for r in rows]),
+        "finished_ratio_to_whole": {"median": round(statistics.median(ratios), 3), "per_turn": ratios},
+        "pieces_median": statistics.median(r["pieces"] for r in rows),
+    }
+
+
+def _stream_goals(streamed: dict) -> dict[str, Any]:
+    measured = {"first_audio_s": streamed["first_audio"]["median_s"],
+                "first_video_s": streamed["first_video"]["median_s"] if streamed["first_video"] else None,
+                "finished_ratio": streamed["finished_ratio_to_whole"]["median"]}
+    return {key: {"goal": f"<= {goal:g}", "median": measured[key],
+                  "met": None if measured[key] is None else measured[key] <= goal}
+            for key, goal in STREAM_GOALS.items()}
 
 
 def _p90(values: list[float]) -> float:
@@ -256,13 +315,21 @@ def run(pipeline: Pipeline, out: Path, *, quick: bool = False) -> dict[str, Any]
         # buffers. (It reuses the webcam clip; turns in between keep llama.cpp from reusing that prompt.)
         first = run_turn(pipeline, BenchTurn("first", replace(turns[-1].request, avatar_id=None)), folder / "first")
         rss_after_cold_start = _max_rss_mib()
-        rows = []
+        rows, streamed_rows = [], []
         for n, turn in enumerate(turns):
+            streamed_first = n % 2 == 1
+            if streamed_first:
+                streamed_rows.append(run_streamed(pipeline, turn, folder / f"stream{n}"))
             rows.append(run_turn(pipeline, turn, folder / f"turn{n}"))
+            if not streamed_first:
+                streamed_rows.append(run_streamed(pipeline, turn, folder / f"stream{n}"))
+            s = streamed_rows[-1]
             print(f"{turn.name:>7} {turn.request.avatar_id:>8}: " + ", ".join(
-                f"{k} {v:.2f}" for k, v in rows[-1]["stages_s"].items()) + f" | audio {rows[-1]['reply_audio_s']} s",
-                flush=True)
+                f"{k} {v:.2f}" for k, v in rows[-1]["stages_s"].items()) + f" | audio {rows[-1]['reply_audio_s']} s"
+                f" | streamed: first audio {s['first_audio_s']:.2f}, first video {s['first_video_s']}, "
+                f"finished {s['finished_video_s']:.2f} (whole {rows[-1]['finished_video_s']:.2f})", flush=True)
     summary = summarize(rows)
+    streamed = summarize_streamed(streamed_rows, rows)
     config = pipeline.config
     report = {
         "benchmark": "turn",
@@ -278,9 +345,14 @@ def run(pipeline: Pipeline, out: Path, *, quick: bool = False) -> dict[str, Any]
         **summary,
         "memory": {"max_rss_mib_after_cold_start": rss_after_cold_start, "max_rss_mib_end": _max_rss_mib()},
         "goals": _goals(summary),
+        "streamed": streamed,
+        "stream_goals": _stream_goals(streamed),
         "bench_wall_s": round(time.perf_counter() - started, 1),
         "notes": [
-            "no streaming yet: the audio is shown when speech is done, so first audio = heard + understood + spoken",
+            "whole turns (the /turn API): the audio exists when speech is done, so first audio = heard + "
+            "understood + spoken; streamed turns (the page) are timed from the turn's start to each event",
+            "each turn runs whole and streamed, in alternating order; finished_ratio_to_whole compares the "
+            "two runs of the same turn",
             "heard is summarised over the recorded turns only (typed turns take 0 s); its goal is per 5-s clip, "
             "and the recordings are 5-6 s (Whisper pads every clip to 30 s, so length barely matters)",
             "checked re-synthesises the reply in a neutral voice and reads the avatar's face and voice back",
@@ -293,6 +365,7 @@ def run(pipeline: Pipeline, out: Path, *, quick: bool = False) -> dict[str, Any]
             "2-core machine, lower when other processes take the cores; compare load_average",
         ],
         "rows": rows,
+        "streamed_rows": streamed_rows,
     }
     out.mkdir(parents=True, exist_ok=True)
     path = out / "turn.json"
@@ -312,7 +385,8 @@ def main() -> None:
     from e3rg_core.config import load_config
 
     report = run(Pipeline(load_config()), args.out, quick=args.quick)
-    keys = ("cold_start", "stages", "first_audio", "finished_video", "rtf", "memory", "bench_wall_s")
+    keys = ("cold_start", "stages", "first_audio", "finished_video", "rtf", "memory", "streamed", "stream_goals",
+            "bench_wall_s")
     print(json.dumps({k: report[k] for k in keys}, indent=1))
 
 

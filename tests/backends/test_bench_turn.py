@@ -75,3 +75,18 @@ def test_the_plot_stacks_each_stage_in_its_colour(bench, report_dir):
     assert {"heard", "rendered", "checked"} <= set(visible)  # the scripted LLM's stage is too thin to see
     for stage in visible:
         assert bench.COLOURS[stage] in colours, stage
+
+
+def test_each_turn_also_runs_streamed_and_is_compared_with_itself(report_dir):
+    report = json.loads((report_dir / "turn.json").read_text(encoding="utf-8"))
+    rows, streamed = report["rows"], report["streamed_rows"]
+    assert [r["turn"] for r in streamed] == [r["turn"] for r in rows]
+    whole = {r["turn"]: r for r in rows}
+    for row in streamed:
+        assert row["pieces"] >= 1  # the scripted model answers whole: its sentences may share a piece
+        assert 0 < row["first_audio_s"] < row["first_video_s"] <= row["finished_video_s"] <= row["total_s"]
+        assert row["reply"] == "That sounds hard. I'm glad you told me."
+        assert row["reply_audio_s"] == pytest.approx(whole[row["turn"]]["reply_audio_s"], abs=0.5)
+    ratios = report["streamed"]["finished_ratio_to_whole"]["per_turn"]
+    assert ratios == [round(s["finished_video_s"] / whole[s["turn"]]["finished_video_s"], 3) for s in streamed]
+    assert set(report["stream_goals"]) == {"first_audio_s", "first_video_s", "finished_ratio"}
