@@ -7,6 +7,8 @@ Two kinds of backend take part in stage 1:
   asks the backend to constrain its answer to one of a few strings (a grammar on llama.cpp, a JSON
   schema on an OpenAI-compatible server, validation elsewhere).
 * an ``EmotionClassifier`` (embedding) scores the 36 labels directly; it can vote but not reply.
+* a chat model that is also a ``StreamingChat`` (all three) yields its free reply piece by piece
+  while it is being written, so later stages can start before the reply is complete.
 * a chat model that is also a ``ChoiceScorer`` (llamacpp) gives the exact probability of each label
   as its whole answer, so it votes with a full distribution instead of a single word.
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Iterator, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 from e3rg_core.types import UserTurn
 
@@ -53,6 +55,30 @@ class ChatModel(Protocol):
         choices: Sequence[str] | None = None,
         media: TurnMedia | None = None,
     ) -> str: ...
+
+
+@runtime_checkable
+class StreamingChat(Protocol):
+    """A chat LLM that streams its free reply.
+
+    ``chat_stream`` yields the reply's text in order as it is generated, in unstripped pieces;
+    joined and stripped they equal what ``chat`` returns for the same arguments (there is no
+    ``choices``: a constrained answer is a single word and gains nothing from streaming). The
+    backend's ``BackendFailed`` and ``BackendUnavailable`` errors may be raised during iteration.
+    The backend serves only this request until the stream is exhausted or closed, so close a stream
+    you abandon (``generator.close()`` or ``contextlib.closing``) rather than leaving it to the
+    garbage collector, and do not call the same backend again while iterating over it.
+    """
+
+    def chat_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.2,
+        seed: int | None = None,
+        media: TurnMedia | None = None,
+    ) -> Iterator[str]: ...
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError
 from e3rg_core.understanding.base import ChatMessage, TurnMedia
@@ -163,14 +163,8 @@ class LlamaCppChat:
         media: TurnMedia | None = None,
     ) -> str:
         """Answer the messages; with ``choices`` the answer is exactly one of them."""
-        payload = [{"role": m.role, "content": m.content} for m in messages]
-        kwargs: dict[str, Any] = {
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "repeat_penalty": 1.1,
-        }
-        if seed is not None:
-            kwargs["seed"] = seed
+        payload = _payload(messages)
+        kwargs = _sampling(max_tokens=max_tokens, temperature=temperature, seed=seed)
         if not choices:
             return self._complete(payload, kwargs)
         by_lower = {c.lower(): c for c in choices}
@@ -182,6 +176,51 @@ class LlamaCppChat:
         return self._complete(payload, {**kwargs, "grammar": self._grammar(choices),
                                         "max_tokens": max(max_tokens, 16)})
 
+    def chat_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.2,
+        seed: int | None = None,
+        media: TurnMedia | None = None,
+    ) -> Iterator[str]:
+        """Yield the free answer piece by piece, as ``chat`` would return it (joined and stripped).
+
+        The model serves only this stream until it is exhausted or closed. A stream closed early
+        leaves the context holding the tokens evaluated so far; the next call reuses their common
+        prefix, as after any call. llama.cpp reports no usage when streaming, so ``last_usage``
+        counts the tokens of the prompt rendered by the GGUF's template and the streamed pieces
+        (one per token, except that the tokens of one multi-byte character arrive as one piece).
+        """
+        payload = _payload(messages)
+        kwargs = _sampling(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        with self._lock:
+            chunks = self._chunks(payload, kwargs)
+            n_pieces = 0
+            try:
+                for chunk in chunks:
+                    piece = chunk["choices"][0]["delta"].get("content")
+                    if piece:
+                        n_pieces += 1
+                        yield piece
+            finally:
+                chunks.close()  # when the consumer stops early, generation stops here, inside the lock
+                self.last_usage = self._stream_usage(payload, n_pieces)
+
+    def _chunks(self, payload: list[dict[str, str]], kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        try:
+            yield from self._llm.create_chat_completion(payload, stream=True, **kwargs)
+        except ValueError as exc:  # llama-cpp-python raises ValueError for context overflow
+            raise BackendFailed(f"llama.cpp could not answer: {exc}") from exc
+
+    def _stream_usage(self, payload: list[dict[str, str]], n_pieces: int) -> dict[str, int]:
+        usage = {"completion_tokens": n_pieces}
+        if self._formatter is not None:
+            prompt = self._formatter(messages=payload).prompt
+            usage["prompt_tokens"] = len(self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+        return usage
+
     def _complete(self, payload: list[dict[str, str]], kwargs: dict[str, Any]) -> str:
         with self._lock:
             try:
@@ -190,3 +229,15 @@ class LlamaCppChat:
                 raise BackendFailed(f"llama.cpp could not answer: {exc}") from exc
         self.last_usage = dict(result.get("usage", {}))
         return str(result["choices"][0]["message"]["content"] or "").strip()
+
+
+def _payload(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
+def _sampling(*, max_tokens: int, temperature: float, seed: int | None) -> dict[str, Any]:
+    """The sampling arguments of ``create_chat_completion`` shared by every call."""
+    kwargs: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "repeat_penalty": 1.1}
+    if seed is not None:
+        kwargs["seed"] = seed
+    return kwargs

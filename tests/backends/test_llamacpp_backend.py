@@ -5,10 +5,10 @@ import pytest
 from e3rg_core.config import load_config
 
 from e3rg_core.emotions import CANDIDATES
-from e3rg_core.errors import BackendUnavailable, ConfigError
+from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError
 from e3rg_core.types import UserTurn
 from e3rg_core.understanding import prompts
-from e3rg_core.understanding.base import ChatMessage
+from e3rg_core.understanding.base import ChatMessage, StreamingChat
 from e3rg_core.understanding.embedded import EMBEDDED_MODELS, EmbeddedGGUF, assemble
 
 pytestmark = pytest.mark.slow
@@ -83,3 +83,39 @@ def test_choice_logprobs_is_a_distribution_over_the_choices(small):
     assert pair[top2[0]] - pair[top2[1]] == pytest.approx(lp[top2[0]] - lp[top2[1]], abs=0.2)
     # and generation under the grammar still works afterwards (the context state is consistent)
     assert small.chat(msgs, max_tokens=8, temperature=0.0, choices=CANDIDATES) in CANDIDATES
+
+
+STREAMED = prompts.reply_messages(UserTurn(text="My cat has been sick all week."), emotion="anxious")
+GREEDY = {"max_tokens": 24, "temperature": 0.0, "seed": 5}
+
+
+@pytest.fixture(scope="module")
+def greedy_answer(small):
+    answer = small.chat(STREAMED, **GREEDY)
+    return answer, dict(small.last_usage)
+
+
+def test_stream_pieces_join_to_the_chat_answer(small, greedy_answer):
+    answer, usage = greedy_answer
+    assert isinstance(small, StreamingChat)
+    pieces = list(small.chat_stream(STREAMED, **GREEDY))
+    assert len(pieces) > 1 and all(pieces)
+    assert "".join(pieces).strip() == answer
+    assert small.last_usage == {k: usage[k] for k in ("prompt_tokens", "completion_tokens")}
+
+
+def test_closing_a_stream_early_leaves_the_model_usable(small, greedy_answer):
+    answer, _ = greedy_answer
+    stream = small.chat_stream(STREAMED, **GREEDY)
+    first = next(stream)
+    stream.close()
+    assert first.strip() and answer.startswith(first.strip())
+    assert small._lock.acquire(blocking=False)  # the abandoned stream released the model
+    small._lock.release()
+    assert small.chat(STREAMED, **GREEDY) == answer
+
+
+def test_context_overflow_in_a_stream_is_backend_failed(small):
+    with pytest.raises(BackendFailed, match="could not answer"):
+        list(small.chat_stream([ChatMessage("user", "word " * 3000)], max_tokens=8))
+    assert small.chat([ChatMessage("user", "Say hi.")], max_tokens=4, temperature=0.0)
