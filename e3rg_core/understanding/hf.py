@@ -11,10 +11,14 @@
 scored by its log-likelihood as the continuation of the prompt (the prompt runs once; each choice
 reuses a copy of its key/value cache) and the most likely one is returned, so the answer is always
 exactly one of the choices, and temperature and seed do not change it.
+
+``chat_stream`` streams a free answer from either kind of model: ``generate`` runs in a thread and
+a ``TextIteratorStreamer`` hands its text over a word at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib.util
 import inspect
@@ -22,7 +26,7 @@ import logging
 import threading
 import wave
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, InputError
 from e3rg_core.understanding.base import ChatMessage, TurnMedia
@@ -234,22 +238,83 @@ class TransformersChat:
         media: TurnMedia | None = None,
     ) -> str:
         """Answer the messages; with ``choices`` the answer is the most likely one of them."""
+        with self._lock, self._torch.inference_mode(), self._failures():
+            inputs = self._inputs(messages, media)
+            if choices:
+                return self._best_choice(inputs, choices)
+            output = self._lm.generate(**inputs, **self._generation(max_tokens, temperature, seed))
+            new_tokens = output[0, inputs["input_ids"].shape[1]:]
+            return self._tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
+
+    def chat_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.2,
+        seed: int | None = None,
+        media: TurnMedia | None = None,
+    ) -> Iterator[str]:
+        """Yield the free answer piece by piece, as ``chat`` would return it (joined and stripped).
+
+        ``generate`` runs in a thread and hands decoded text to a ``TextIteratorStreamer`` (which
+        releases text a word at a time); Qwen2.5-Omni streams the same way, from its thinker. When
+        the consumer closes the stream early, a stopping criterion ends generation at the next
+        token and the thread is joined before the model is released. An error in the thread is
+        raised here, mapped as ``chat`` maps it.
+        """
+        from transformers import StoppingCriteriaList, TextIteratorStreamer
+
+        with self._lock:
+            with self._torch.inference_mode(), self._failures():
+                inputs = self._inputs(messages, media)
+            streamer = TextIteratorStreamer(self._tokenizer, skip_prompt=True, skip_special_tokens=True)
+            abandoned = threading.Event()
+            kwargs = {**self._generation(max_tokens, temperature, seed), "streamer": streamer,
+                      "stopping_criteria": StoppingCriteriaList([_UntilSet(abandoned, self._torch)])}
+            failures: list[Exception] = []
+
+            def generate() -> None:
+                try:
+                    with self._torch.inference_mode():
+                        self._lm.generate(**inputs, **kwargs)
+                except Exception as exc:  # re-raised in the consumer's thread below
+                    failures.append(exc)
+                    streamer.end()  # wakes the consumer, which would otherwise wait forever
+
+            thread = threading.Thread(target=generate, name="e3rg-hf-generate", daemon=True)
+            thread.start()
+            try:
+                for piece in streamer:
+                    if piece:
+                        yield piece
+            finally:
+                abandoned.set()
+                thread.join()
+            if failures:
+                with self._failures():
+                    raise failures[0]
+
+    @contextlib.contextmanager
+    def _failures(self) -> Iterator[None]:
+        """Map what a chat template or a forward pass raises to this package's errors."""
         from jinja2 import TemplateError
 
+        try:
+            yield
+        except TemplateError as exc:
+            raise ConfigError(f"the chat template of {self.model_name} rejects them: {exc}") from exc
+        except (RuntimeError, ValueError, IndexError) as exc:  # torch.OutOfMemoryError is a RuntimeError
+            raise BackendFailed(f"{self.model_name} failed while answering: {exc}") from exc
+
+    def _inputs(self, messages: Sequence[ChatMessage], media: TurnMedia | None) -> dict[str, Any]:
         if not messages:
             raise InputError("chat needs at least one message")
-        if not self.omni and media is not None and (media.audio_path or media.video_path):
+        if self.omni:
+            return self._omni_inputs(messages, media)
+        if media is not None and (media.audio_path or media.video_path):
             logger.debug("%s reads text only; the turn's media is not used", self.model_name)
-        with self._lock, self._torch.inference_mode():
-            try:
-                inputs = self._omni_inputs(messages, media) if self.omni else self._text_inputs(messages)
-                if choices:
-                    return self._best_choice(inputs, choices)
-                return self._generate(inputs, max_tokens=max_tokens, temperature=temperature, seed=seed)
-            except TemplateError as exc:
-                raise ConfigError(f"the chat template of {self.model_name} rejects them: {exc}") from exc
-            except (RuntimeError, ValueError, IndexError) as exc:  # torch.OutOfMemoryError is a RuntimeError
-                raise BackendFailed(f"{self.model_name} failed while answering: {exc}") from exc
+        return self._text_inputs(messages)
 
     def _text_inputs(self, messages: Sequence[ChatMessage]) -> dict[str, Any]:
         payload = [{"role": m.role, "content": m.content} for m in messages]
@@ -278,15 +343,14 @@ class TransformersChat:
         )
         return dict(inputs.to(self.device).to(self.dtype))  # .to(dtype) casts floating tensors only
 
-    def _generate(self, inputs: dict, *, max_tokens: int, temperature: float, seed: int | None) -> str:
+    def _generation(self, max_tokens: int, temperature: float, seed: int | None) -> dict[str, Any]:
+        """Arguments of ``generate`` for a free answer; seeds torch's global generator when asked."""
         if seed is not None:
             self._torch.manual_seed(seed)
         kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "do_sample": temperature > 0}
         if temperature > 0:
             kwargs["temperature"] = temperature
-        output = self._lm.generate(**inputs, **kwargs, **self._stops, **self._extra)
-        new_tokens = output[0, inputs["input_ids"].shape[1]:]
-        return self._tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
+        return {**kwargs, **self._stops, **self._extra}
 
     def _choice_ids(self, choice: str) -> list[int]:
         ids = list(self._tokenizer(choice, add_special_tokens=False)["input_ids"])
@@ -316,3 +380,14 @@ class TransformersChat:
         self.last_choice_scores = scores
         return max(scores, key=scores.__getitem__)
 
+
+class _UntilSet:
+    """A stopping criterion that ends generation once ``event`` is set (an abandoned stream)."""
+
+    def __init__(self, event: threading.Event, torch: Any) -> None:
+        self.event = event
+        self._torch = torch
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        stop = self.event.is_set()
+        return self._torch.full((input_ids.shape[0],), stop, dtype=self._torch.bool, device=input_ids.device)

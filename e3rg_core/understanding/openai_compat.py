@@ -8,15 +8,20 @@ scales past one machine.
 * ``"grammar"``: a GBNF grammar in the request body, for llama-cpp-python's own server.
 * ``"none"``: plain text; the caller validates the answer.
 
+``chat_stream`` asks for server-sent events (``stream=True``) and yields each chunk's text. It asks
+for the usage too, with the standard ``stream_options.include_usage``; llama-cpp-python's server
+ignores the option and reports none.
+
 A profile sets ``api_key_env = "NAME"`` in its ``[models.x]`` table; ``config.py`` reads the key
 from that environment variable, so it is never written in a config file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError
 from e3rg_core.understanding.base import ChatMessage, TurnMedia
@@ -76,22 +81,14 @@ class OpenAIChat:
         media: TurnMedia | None = None,
     ) -> str:
         """Send the messages to the server and return its answer (one of ``choices`` when given)."""
-        kwargs: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
-        if seed is not None:
-            kwargs["seed"] = seed
+        kwargs = _sampling(max_tokens=max_tokens, temperature=temperature, seed=seed)
         if choices:
             kwargs.update(self._constraint(choices))
             kwargs["max_tokens"] = max(max_tokens, 24)
-        try:
+        with self._answering():
             response = self._client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": m.role, "content": m.content} for m in messages],
-                **kwargs,
+                model=self.model, messages=_payload(messages), **kwargs
             )
-        except self._openai.APIConnectionError as exc:
-            raise BackendFailed(f"cannot reach the OpenAI-compatible server: {exc}") from exc
-        except self._openai.APIError as exc:
-            raise BackendFailed(f"the OpenAI-compatible server refused the request: {exc}") from exc
         if response.usage is not None:
             self.last_usage = {"prompt_tokens": response.usage.prompt_tokens,
                                "completion_tokens": response.usage.completion_tokens}
@@ -102,3 +99,77 @@ class OpenAIChat:
             except (json.JSONDecodeError, KeyError, TypeError):
                 logger.warning("server ignored the JSON schema; answer was %r", text[:80])
         return text
+
+    def chat_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.2,
+        seed: int | None = None,
+        media: TurnMedia | None = None,
+    ) -> Iterator[str]:
+        """Yield the answer's text as the server sends it (server-sent events), piece by piece.
+
+        ``last_usage`` is the usage the server reports at the end of the stream, or empty when it
+        reports none (llama-cpp-python's server, for one). Closing the stream closes the connection.
+        """
+        kwargs = _sampling(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        self.last_usage = {}
+        with self._answering():
+            stream = self._client.chat.completions.create(
+                model=self.model, messages=_payload(messages), stream=True,
+                stream_options={"include_usage": True}, **kwargs,
+            )
+        try:
+            chunks = iter(stream)
+            while True:
+                with self._answering():
+                    chunk = next(chunks, None)
+                if chunk is None:
+                    break
+                piece = _delta_text(chunk)
+                if piece:
+                    yield piece
+                usage = getattr(chunk, "usage", None)
+                if usage is not None:
+                    self.last_usage = {"prompt_tokens": usage.prompt_tokens,
+                                       "completion_tokens": usage.completion_tokens}
+        finally:
+            stream.close()
+
+    @contextlib.contextmanager
+    def _answering(self) -> Iterator[None]:
+        """Map what the client raises, while sending or while streaming, to ``BackendFailed``."""
+        try:
+            yield
+        except self._openai.APIConnectionError as exc:
+            raise BackendFailed(f"cannot reach the OpenAI-compatible server: {exc}") from exc
+        except self._openai.APIError as exc:
+            raise BackendFailed(f"the OpenAI-compatible server refused the request: {exc}") from exc
+        except ValueError as exc:  # an event of a stream whose data is not JSON
+            raise BackendFailed(f"the OpenAI-compatible server sent malformed data: {exc}") from exc
+
+
+def _payload(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
+def _sampling(*, max_tokens: int, temperature: float, seed: int | None) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
+    if seed is not None:
+        kwargs["seed"] = seed
+    return kwargs
+
+
+def _delta_text(chunk: Any) -> str:
+    """The text a stream chunk adds; a chunk without a list of choices is malformed."""
+    choices = getattr(chunk, "choices", None)
+    if not isinstance(choices, list):
+        raise BackendFailed(f"the OpenAI-compatible server sent a malformed stream chunk: {str(chunk)[:200]}")
+    if not choices:  # the closing chunk that carries only the usage
+        return ""
+    content = getattr(getattr(choices[0], "delta", None), "content", None)
+    if content is not None and not isinstance(content, str):
+        raise BackendFailed(f"the OpenAI-compatible server sent a malformed stream chunk: {str(chunk)[:200]}")
+    return content or ""

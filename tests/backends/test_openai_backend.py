@@ -1,12 +1,16 @@
 """The openai backend against a real OpenAI-compatible server on loopback: llama-cpp-python's own
-server running the embedded 0.5B GGUF model. No mock."""
+server running the embedded 0.5B GGUF model. No mock; only the stream's error cases are played by a
+scripted server that answers with the HTTP status and server-sent events each test gives it."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,7 @@ from e3rg_core.emotions import CANDIDATES
 from e3rg_core.errors import BackendFailed, ConfigError
 from e3rg_core.types import UserTurn
 from e3rg_core.understanding import prompts
+from e3rg_core.understanding.base import ChatMessage, StreamingChat
 from e3rg_core.understanding.embedded import EMBEDDED_MODELS, assemble
 
 pytestmark = pytest.mark.slow
@@ -113,3 +118,128 @@ def test_bad_options(kwargs, match):
 
     with pytest.raises(ConfigError, match=match):
         OpenAIChat("m", **kwargs)
+
+
+def test_stream_joins_to_the_chat_answer(server):
+    from e3rg_core.understanding.openai_compat import OpenAIChat
+
+    chat = OpenAIChat("small", base_url=server, choice_mode="none")
+    assert isinstance(chat, StreamingChat)
+    msgs = prompts.reply_messages(UserTurn(text="My best friend is moving abroad."), emotion="sad")
+    pieces = list(chat.chat_stream(msgs, max_tokens=24, temperature=0.0, seed=3))
+    assert len(pieces) > 1 and all(pieces)
+    assert "".join(pieces).strip() == chat.chat(msgs, max_tokens=24, temperature=0.0, seed=3)
+
+
+# --- the stream's parsing and failures, against a scripted server ---------------------------------
+
+
+class ScriptedServer:
+    """An HTTP server on loopback that answers every POST with ``status`` and ``events`` as SSE."""
+
+    def __init__(self) -> None:
+        self.status, self.events, self.requests = 200, [], []
+        script = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                script.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(script.status)
+                is_sse = script.status == 200
+                self.send_header("Content-Type", "text/event-stream" if is_sse else "application/json")
+                self.end_headers()
+                try:
+                    if not is_sse:
+                        self.wfile.write(json.dumps({"error": {"message": "model overloaded"}}).encode())
+                    for event in script.events:
+                        self.wfile.write(event.encode() + b"\n\n")
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading at a bad event, as it should
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def play(self, *events: str | dict, status: int = 200) -> None:
+        self.status = status
+        self.events = [e if isinstance(e, str) else "data: " + json.dumps(e) for e in events]
+
+
+def delta(text: str | None = None, **fields) -> dict:
+    return {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": [{"index": 0, "delta": {"content": text} if text is not None else {}, **fields}]}
+
+
+@pytest.fixture(scope="module")
+def scripted():
+    server = ScriptedServer()
+    yield server
+    server.httpd.shutdown()
+
+
+@pytest.fixture
+def streaming(scripted):
+    from e3rg_core.understanding.openai_compat import OpenAIChat
+
+    return OpenAIChat("m", base_url=scripted.url, choice_mode="none", timeout_s=5, max_retries=0)
+
+
+HELLO = [ChatMessage("user", "hello")]
+
+
+def test_server_sent_events_become_the_pieces_in_order(scripted, streaming):
+    scripted.play(
+        {**delta(), "choices": [{"index": 0, "delta": {"role": "assistant"}}]},
+        delta(" Oh"), delta(" no,"), delta(""), delta(" I'm sorry.\n"), delta(finish_reason="stop"),
+        {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [],
+         "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}},
+        "data: [DONE]",
+    )
+    pieces = list(streaming.chat_stream(HELLO, max_tokens=16, temperature=0.0, seed=4))
+    assert pieces == [" Oh", " no,", " I'm sorry.\n"]
+    assert streaming.last_usage == {"prompt_tokens": 12, "completion_tokens": 4}
+    request = scripted.requests[-1]
+    assert request["stream"] is True and request["stream_options"] == {"include_usage": True}
+    assert (request["max_tokens"], request["temperature"], request["seed"]) == (16, 0.0, 4)
+    assert request["messages"] == [{"role": "user", "content": "hello"}]
+
+
+def test_a_stream_without_usage_leaves_no_stale_usage(scripted, streaming):
+    streaming.last_usage = {"prompt_tokens": 1, "completion_tokens": 1}
+    scripted.play(delta("Hi"), "data: [DONE]")
+    assert list(streaming.chat_stream(HELLO, max_tokens=4)) == ["Hi"]
+    assert streaming.last_usage == {}
+
+
+@pytest.mark.parametrize("bad_event,match", [
+    ("data: {not json", "malformed data"),
+    ('data: {"object": "chat.completion.chunk"}', "malformed stream chunk"),
+    ('data: {"choices": [{"index": 0, "delta": {"content": 7}}]}', "malformed stream chunk"),
+    ('data: {"error": {"message": "the GPU fell over"}}', "the GPU fell over"),
+])
+def test_a_malformed_or_failing_stream_is_backend_failed_after_the_good_pieces(scripted, streaming, bad_event,
+                                                                            match):
+    scripted.play(delta("Oh"), delta(" no"), bad_event, delta(" more"), "data: [DONE]")
+    received = []
+    with pytest.raises(BackendFailed, match=match):
+        for piece in streaming.chat_stream(HELLO, max_tokens=8):
+            received.append(piece)
+    assert received == ["Oh", " no"]
+
+
+def test_http_error_before_the_stream_is_backend_failed(scripted, streaming):
+    scripted.play(status=503)
+    with pytest.raises(BackendFailed, match="refused the request.*model overloaded"):
+        list(streaming.chat_stream(HELLO, max_tokens=8))
+
+
+def test_unreachable_server_while_streaming_is_backend_failed():
+    from e3rg_core.understanding.openai_compat import OpenAIChat
+
+    chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{_free_port()}/v1", timeout_s=2, max_retries=0)
+    with pytest.raises(BackendFailed, match="cannot reach"):
+        next(chat.chat_stream(HELLO, max_tokens=4))

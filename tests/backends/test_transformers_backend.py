@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import math
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +20,8 @@ transformers = pytest.importorskip("transformers")
 
 from e3rg_core import registry  # noqa: E402
 from e3rg_core.emotions import CANDIDATES  # noqa: E402
-from e3rg_core.errors import BackendUnavailable, ConfigError, InputError  # noqa: E402
-from e3rg_core.understanding.base import ChatMessage, ChatModel, TurnMedia  # noqa: E402
+from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, InputError  # noqa: E402
+from e3rg_core.understanding.base import ChatMessage, ChatModel, StreamingChat, TurnMedia  # noqa: E402
 from e3rg_core.understanding.hf import TransformersChat  # noqa: E402
 from tests.backends import tiny_hf  # noqa: E402
 
@@ -224,6 +227,78 @@ def test_importing_the_module_loads_no_torch():
     assert result.stdout.split() == ["False", "False"]  # neither torch nor numpy loads at import
 
 
+# --- streaming ----------------------------------------------------------------------------------
+
+
+def generating_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "e3rg-hf-generate"]
+
+
+def counted_forward(monkeypatch, chat_model, *, delay_s: float = 0.0, fail_at: int | None = None) -> list[int]:
+    """Make each forward pass of the model count itself, sleep ``delay_s`` and fail on call ``fail_at``."""
+    calls: list[int] = []
+    forward = chat_model._lm.forward
+
+    @functools.wraps(forward)
+    def counting(*args, **kwargs):
+        calls.append(1)
+        if fail_at is not None and len(calls) >= fail_at:
+            raise RuntimeError("simulated out of memory")
+        time.sleep(delay_s)
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(chat_model._lm, "forward", counting)
+    return calls
+
+
+@pytest.mark.parametrize("text", PROMPTS)
+def test_streamed_pieces_join_to_the_greedy_answer(chat, text):
+    assert isinstance(chat, StreamingChat)
+    pieces = list(chat.chat_stream(turn(text), max_tokens=60, temperature=0))
+    assert all(isinstance(p, str) and p for p in pieces)
+    assert "".join(pieces).strip() == chat.chat(turn(text), max_tokens=60, temperature=0)
+
+
+def test_a_long_answer_arrives_in_many_pieces(chat):
+    pieces = list(chat.chat_stream(turn(PROMPTS[1]), max_tokens=60, temperature=0))
+    assert len(pieces) > 3 and len(pieces[0]) < len("".join(pieces)) / 4
+
+
+def test_streamed_sampling_follows_the_seed_like_chat(chat):
+    streamed = "".join(chat.chat_stream(turn(PROMPTS[2]), max_tokens=12, temperature=1.0, seed=7)).strip()
+    assert streamed == chat.chat(turn(PROMPTS[2]), max_tokens=12, temperature=1.0, seed=7)
+
+
+def test_closing_a_stream_early_stops_the_generating_thread(chat, monkeypatch):
+    expected = chat.chat(turn(PROMPTS[1]), max_tokens=100, temperature=0)
+    calls = counted_forward(monkeypatch, chat, delay_s=0.05)  # 100 tokens would now take over 5 s
+    stream = chat.chat_stream(turn(PROMPTS[1]), max_tokens=100, temperature=0)
+    first = next(stream)
+    assert generating_threads() and len(calls) < 20  # the first word came early; generation goes on
+    n_at_close, started = len(calls), time.perf_counter()
+    stream.close()
+    assert time.perf_counter() - started < 1.0
+    assert not generating_threads()
+    assert len(calls) <= n_at_close + 2  # the stopping criterion ended generation at the next token
+    assert expected.startswith(first.strip())
+    monkeypatch.undo()
+    assert chat.chat(turn(PROMPTS[1]), max_tokens=100, temperature=0) == expected  # the model is free again
+
+
+def test_failure_in_the_generating_thread_is_backend_failed(chat, monkeypatch):
+    calls = counted_forward(monkeypatch, chat, fail_at=3)
+    with pytest.raises(BackendFailed, match="simulated out of memory"):
+        list(chat.chat_stream(turn(PROMPTS[1]), max_tokens=40, temperature=0))
+    assert len(calls) == 3 and not generating_threads()
+    monkeypatch.undo()
+    assert chat.chat(turn(PROMPTS[1]), max_tokens=4, temperature=0)  # the lock was released
+
+
+def test_stream_errors_are_mapped_like_chat(chat):
+    with pytest.raises(InputError, match="at least one message"):
+        list(chat.chat_stream([], max_tokens=4))
+
+
 # --- Qwen2.5-Omni -------------------------------------------------------------------------------
 
 
@@ -341,6 +416,14 @@ def test_encoded_video_without_pyav_is_unavailable_naming_it(omni_chat, tmp_path
     clip.write_bytes(b"\x00" * 64)
     with pytest.raises(BackendUnavailable, match="pip install av"):
         omni_chat.chat(turn(PROMPTS[0]), max_tokens=2, media=TurnMedia(video_path=clip))
+
+
+def test_omni_stream_with_audio_joins_to_the_chat_answer(omni_chat, sine_wav):
+    media = TurnMedia(audio_path=sine_wav)
+    pieces = list(omni_chat.chat_stream(turn(PROMPTS[1]), max_tokens=40, temperature=0, media=media))
+    assert omni_chat._processor.calls[-1]["audio"] is not None  # the stream heard the recording too
+    assert len(pieces) > 1
+    assert "".join(pieces).strip() == omni_chat.chat(turn(PROMPTS[1]), max_tokens=40, temperature=0, media=media)
 
 
 # --- GPU ----------------------------------------------------------------------------------------
