@@ -5,7 +5,8 @@ Three layers are added per frame, all deterministic given ``seed``:
 * speech: the viseme timeline sets the mouth shape (jaw, rounding, spreading, pressing, tucking);
   the speech envelope scales how far the jaw opens. Without visemes the envelope alone drives it.
 * emotion: the bank's unit values for the coarse class, times the intensity, eased in over the first
-  half second so the first frame is the portrait itself;
+  half second so the first frame is the portrait itself (``relax``, which takes the photo's own
+  expression away, is eased in but not scaled by the intensity);
 * life: blinks every few seconds, slow idle sway of the head, and small nods on syllable onsets
   while speaking.
 """
@@ -161,14 +162,18 @@ def perform(
     for k, name in enumerate(_SPEECH):
         weights[:, UNITS.index(name)] += shapes[:, k]
 
-    # emotion, eased in so the first frame is the portrait
-    ease = _ease(times, _EASE_IN_S) * float(np.clip(intensity, 0.0, 1.0))
+    # emotion, eased in so the first frame is the portrait; the relaxed face it grows from is not
+    # scaled by the intensity (a faint sadness is not a faint version of the photo's smile)
+    ease = _ease(times, _EASE_IN_S)
+    strength = ease * float(np.clip(intensity, 0.0, 1.0))
     breathing = 1.0 + 0.04 * np.sin(2 * np.pi * 0.25 * times + breath_rng.uniform(0, 2 * np.pi))
     for name, value in (emotion or {}).items():
-        if name in UNITS:
-            weights[:, UNITS.index(name)] += value * ease * breathing
+        if name == "relax":
+            weights[:, UNITS.index(name)] += value * ease
+        elif name in UNITS:
+            weights[:, UNITS.index(name)] += value * strength * breathing
         elif name.startswith("head_"):
-            head[:, HEAD_AXES.index(name[5:])] += value * ease
+            head[:, HEAD_AXES.index(name[5:])] += value * strength
 
     # life: blinks, idle sway, nods on syllable onsets while speaking
     blink = _blinks(times, blink_rng)

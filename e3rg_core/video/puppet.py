@@ -30,13 +30,15 @@ class Puppet:
         lips = np.array(T.UPPER_OUTER + T.LOWER_OUTER)
         self.warp = TriangleWarp(portrait.image, vertices, map_scale=map_scale, still=still,
                                  sharp=(*lids, lips) if n_helpers else (lips,))
-        self.mouth = mouth_model(portrait.image, portrait.points, self.rig.iod_px)
+        self.mouth = mouth_model(portrait.image, portrait.points, self.rig.iod_px,
+                                 relaxed=self.rig.rest + self.rig.units[UNITS.index("relax")])
         # the chin's jaw travel drags the anchors under it a little (the skin of the neck)
         chin_drop = self.rig.units[UNITS.index("jaw_open"), T.CHIN]
         below = np.clip((self.inner[:, 1] - self.rig.rest[T.CHIN, 1] + 0.6 * self.rig.iod_px) / (0.6 * self.rig.iod_px), 0, 1)
         self._inner_jaw = below[:, None] * chin_drop[None, :] * 0.5
         self._inner_depth = np.full(len(self.inner), self.rig.axis_depth - 0.9 * self.rig.iod_px)
         self._jaw = UNITS.index("jaw_open")
+        self._relax = UNITS.index("relax")
 
     @property
     def size_px(self) -> int:
@@ -57,4 +59,5 @@ class Puppet:
         """One RGB frame for unit weights ``[len(UNITS)]`` and head pose ``[5]``."""
         target = self.targets(weights, head)
         image = self.warp.warp(target)
-        return paint_mouth(image, self.mouth, target[list(T.UPPER_INNER)], target[list(T.LOWER_INNER)])
+        return paint_mouth(image, self.mouth, target[list(T.UPPER_INNER)], target[list(T.LOWER_INNER)],
+                           relax=float(weights[self._relax]))

@@ -8,6 +8,10 @@ inter-ocular distance, so the emotion bank's numbers read as "fractions of the e
 
 A frame's pose is a weight per unit; ``Rig.displace`` turns weights into moved points (linear, fast).
 Head motion (pitch, yaw, roll, shift) is applied after, using the mesh's depth for a small 3-D feel.
+
+One unit is measured rather than drawn: ``relax`` takes the portrait's own mouth expression away (a
+smile's parted lips and raised corners, a mouth caught talking), so that emotions start from a
+closed, level mouth whatever the photo shows; it is nothing on a photo that already has one.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from e3rg_core.video import topology as T
 SPEECH_UNITS = ("jaw_open", "lip_round", "lip_spread", "lip_press", "lip_tuck")
 #: units driven by the life track
 LIFE_UNITS = ("blink",)
-#: units driven by the emotion bank (``jaw_open`` is shared with speech)
+#: units driven by the emotion bank (``jaw_open``, ``lip_round`` and ``lip_press`` are shared with speech)
 EMOTION_UNITS = ("brow_raise", "brow_inner_raise", "brow_squeeze", "eye_open", "lower_lid", "cheek_raise",
-                 "corner_up", "corner_stretch", "smirk", "upper_lip_raise", "nose_wrinkle", "jaw_open")
+                 "corner_up", "corner_stretch", "smirk", "upper_lip_raise", "nose_wrinkle", "chin_raise", "jaw_open",
+                 "lip_round", "lip_press", "relax")
 UNITS: tuple[str, ...] = tuple(dict.fromkeys(SPEECH_UNITS + EMOTION_UNITS + LIFE_UNITS))
+_RELAX = UNITS.index("relax")
 HEAD_AXES = ("pitch", "yaw", "roll", "shift_x", "shift_y")  # radians, radians, radians, IOD, IOD
 
 
@@ -51,6 +57,96 @@ def _contour_y(q: np.ndarray, contour: tuple[int, ...], x: np.ndarray) -> np.nda
     return np.interp(x, xs[order], ys[order])
 
 
+_PARTED = 0.005  # eye distances: relaxed lips are left this far apart, not folded onto each other
+_UPPER_SHARE = 0.45  # of a parting, what the upper lip gives up in relaxing; the jaw closes the rest
+_MOST_PARTED = 0.3  # wider partings (a laugh) are relaxed only this far
+
+
+def _corner_patch(q: np.ndarray, corner: np.ndarray, *, below: float = 0.5) -> np.ndarray:
+    """How much each point follows a mouth corner: the lips fully, the skin below them ``below`` as much."""
+    reach = np.exp(-((q[:, 0] - corner[0]) / 0.17) ** 2 / 2 - ((q[:, 1] - corner[1]) / 0.3) ** 2 / 2)
+    return reach * (1.0 - (1.0 - below) * _smoothstep((q[:, 1] - corner[1] - 0.1) / 0.3))
+
+
+def _press_and_tuck(q: np.ndarray, upper_lip: np.ndarray, lower_lip: np.ndarray,
+                    free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vertical fields of ``lip_press`` and ``lip_tuck`` for the lips of the mesh ``q`` (face frame).
+
+    Pressing closes the gap (the lips meet at the seam, points in the gap collapse onto it, nothing
+    crosses) and thins both lips; tucking (/f/, /v/) rolls the lower lip up to the upper teeth and
+    the upper lip gives way a little. Thinning moves each lip point by its depth into the lip, so a
+    lip pressed twice over (an emotion's and a viseme's) gets thinner without folding.
+    """
+    x, y = q[:, 0], q[:, 1]
+    top, bottom = _contour_y(q, T.UPPER_INNER, x), _contour_y(q, T.LOWER_INNER, x)
+    into_upper = np.clip((top - y) / np.maximum(top - _contour_y(q, T.UPPER_OUTER, x), 1e-6), 0.0, 1.0)
+    into_lower = np.clip((y - bottom) / np.maximum(_contour_y(q, T.LOWER_OUTER, x) - bottom, 1e-6), 0.0, 1.0)
+    middle = (top + bottom) / 2
+    gap_half = np.clip((bottom - top) / 2, 0.0, None)
+    press = upper_lip * np.clip(middle - y, 0.0, gap_half) + lower_lip * np.clip(middle - y, -gap_half, 0.0)
+    press += (0.012 * upper_lip * into_upper - 0.015 * lower_lip * into_lower) * free
+    tuck = lower_lip * np.clip(top - y, -2 * gap_half, 0.0) + upper_lip * (np.minimum(top - y, 0.0) - 0.01 * free)
+    tuck -= 0.03 * lower_lip * into_lower * free
+    return press, tuck
+
+
+def _chin_raise(q: np.ndarray, mouth_cx: float, half_width: float) -> np.ndarray:
+    """The ``chin_raise`` unit (vertical): the chin pushes the lower lip up against the upper one.
+
+    The middle of the mouth rises while the corners hold (the pout of sadness, the bunched chin of
+    doubt and disgust). Both inner lip edges move alike, so closed lips stay closed; the upper lip
+    gives way less towards the nose, the chin less towards its tip.
+    """
+    x, y = q[:, 0], q[:, 1]
+    top = _contour_y(q, T.UPPER_INNER, x)
+    outer_top = _contour_y(q, T.UPPER_OUTER, x)
+    outer_bottom = _contour_y(q, T.LOWER_OUTER, x)
+    lip_top_y = float(q[list(T.UPPER_OUTER), 1].min())
+    chin_y = float(q[T.CHIN, 1])
+    rise = np.where(y >= top,
+                    1.0 - 0.45 * _smoothstep((y - outer_bottom) / max(chin_y - lip_top_y, 1e-6)),
+                    1.0 - 0.3 * _smoothstep((top - y) / np.maximum(top - outer_top, 1e-6))
+                    - 0.7 * _smoothstep((outer_top - y) / 0.2))
+    corners = q[list(T.MOUTH_CORNERS)]
+    hold = np.maximum(_gauss(q, corners[0], 0.4 * half_width), _gauss(q, corners[1], 0.4 * half_width))
+    middle_only = np.exp(-((x - mouth_cx) ** 2) / (2 * (0.7 * half_width) ** 2)) * (1.0 - hold)
+    return -np.clip(rise, 0.0, 1.0) * middle_only
+
+
+def _relax_field(q: np.ndarray, top: np.ndarray, bottom: np.ndarray, corners: np.ndarray,
+                 mouth_cx: float) -> np.ndarray:
+    """The ``relax`` unit: the lips brought together and the corners level with the seam.
+
+    Measured on the portrait's own mesh, so it is nothing on a closed, level mouth and undoes a
+    smile's parted lips and raised corners (or a talking mouth) on another: at weight 1 the inner
+    lips are ``_PARTED`` apart, the upper lip having come down ``_UPPER_SHARE`` of the way and the
+    jaw (lower lip, chin) up the rest; then both corners move, with their patch of skin, to the
+    height of the middle of the seam.
+    """
+    x, y = q[:, 0], q[:, 1]
+    excess = np.clip(bottom - top - _PARTED, 0.0, _MOST_PARTED)
+    down, up = _UPPER_SHARE * excess, (1.0 - _UPPER_SHARE) * excess
+    outer_top = _contour_y(q, T.UPPER_OUTER, x)
+    outer_bottom = _contour_y(q, T.LOWER_OUTER, x)
+    # the jaw closes as one piece: below the lower lip the lift widens into the chin's
+    chin_up = up.max() * np.exp(-((x - mouth_cx) ** 2) / (2 * 0.85 ** 2))
+    span = np.maximum(bottom - top, 1e-6)
+    dy = np.where(y <= top, down * _smoothstep(1.0 - (outer_top - y) / 0.15),
+                  np.where(y < bottom, down - (down + up) * (y - top) / span,
+                           -(up + (chin_up - up) * _smoothstep((y - outer_bottom) / 0.3))))
+    field = np.stack([np.zeros_like(dy), dy], axis=1)
+    centre = np.array([mouth_cx])
+    top_c, bottom_c = _contour_y(q, T.UPPER_INNER, centre)[0], _contour_y(q, T.LOWER_INNER, centre)[0]
+    parted = float(np.clip(bottom_c - top_c - _PARTED, 0.0, _MOST_PARTED))
+    seam = (top_c + _UPPER_SHARE * parted + bottom_c - (1.0 - _UPPER_SHARE) * parted) / 2  # where the lips meet
+    for k, corner in enumerate(corners):
+        lower_by = seam - corner[1]  # > 0: the corner is raised (a smile) and comes down
+        outward = -1.0 if k == 0 else 1.0
+        # a corner brought down takes the skin below it along (a smile had stretched that skin)
+        field += _corner_patch(q, corner, below=1.0)[:, None] * lower_by * np.array([-0.35 * outward, 1.0])
+    return field
+
+
 @dataclass(frozen=True)
 class Rig:
     """Per-portrait unit fields and the face frame."""
@@ -64,10 +160,19 @@ class Rig:
     pivot: np.ndarray  # [2] pixels: the neck, the centre of head roll
     helpers: np.ndarray  # [k, 2] pixels: extra warp points under the lower lids (see build_rig)
     helper_parents: np.ndarray  # [k] the mesh point each helper follows, except in a blink
+    relaxed: np.ndarray  # [n_units, 468, 2] how a unit's field differs on the relaxed mouth (press, tuck, chin)
 
     def displace(self, weights: np.ndarray) -> np.ndarray:
-        """Rest points moved by unit weights ``[n_units]`` -> ``[468, 2]``."""
-        return self.rest + np.tensordot(weights, self.units, axes=1)
+        """Rest points moved by unit weights ``[n_units]`` -> ``[468, 2]``.
+
+        The units add up, except that pressing, tucking and raising the chin act on the lips where
+        ``relax`` has put them (a closed mouth has no gap left to press shut).
+        """
+        moved = self.rest + np.tensordot(weights, self.units, axes=1)
+        relax = float(np.clip(weights[_RELAX], 0.0, 1.0))
+        if relax > 0.0:
+            moved += relax * np.tensordot(weights, self.relaxed, axes=1)
+        return moved
 
     def displace_helpers(self, weights: np.ndarray) -> np.ndarray:
         """The helper points: they move with their lid point in everything but a blink."""
@@ -153,22 +258,23 @@ def build_rig(points: np.ndarray) -> Rig:
     spread = fields["lip_spread"]
     spread[:, 0] = 0.08 * side * lip_zone
     spread[:, 1] = -0.015 * lip_zone * np.abs(side) + (0.01 * upper_lip - 0.012 * lower_lip) * (1.0 - hold)
-    # pressing closes any gap the portrait has (the lips meet at the seam, points in the gap collapse
-    # onto it, nothing crosses) and thins both lips
     top = _contour_y(q, T.UPPER_INNER, q[:, 0])
     bottom = _contour_y(q, T.LOWER_INNER, q[:, 0])
-    middle = (top + bottom) / 2
-    gap_half = np.clip((bottom - top) / 2, 0.0, None)
     free = 1.0 - hold
-    press = fields["lip_press"]
-    press[:, 1] = upper_lip * np.clip(middle - q[:, 1], 0.0, gap_half) + lower_lip * np.clip(middle - q[:, 1], -gap_half, 0.0)
-    press[list(T.UPPER_OUTER), 1] += 0.012 * free[list(T.UPPER_OUTER)]
-    press[list(T.LOWER_OUTER), 1] -= 0.015 * free[list(T.LOWER_OUTER)]
-    # /f/, /v/: the lower lip rolls up to the upper teeth; the upper lip gives way a little
-    tuck = fields["lip_tuck"]
-    tuck[:, 1] = (lower_lip * np.clip(top - q[:, 1], -2 * gap_half, 0.0)
-                  + upper_lip * (np.minimum(top - q[:, 1], 0.0) - 0.01 * free))
-    tuck[list(T.LOWER_OUTER), 1] -= 0.03 * free[list(T.LOWER_OUTER)]
+    press, tuck = _press_and_tuck(q, upper_lip, lower_lip, free)
+    fields["lip_press"][:, 1], fields["lip_tuck"][:, 1] = press, tuck
+
+    # relax: the portrait's own mouth expression taken away (a smile's parted lips and raised corners,
+    # a talking mouth), measured on this mesh; pressing and tucking then work on the closed mouth
+    relax = _relax_field(q, top, bottom, corners, mouth_cx)
+    fields["relax"] = relax
+    moved = q + relax  # the relaxed mouth: pressing, tucking and the chin act on it when relax is on
+    relaxed_press, relaxed_tuck = _press_and_tuck(moved, upper_lip, lower_lip, free)
+    fields["chin_raise"][:, 1] = _chin_raise(q, mouth_cx, half_width)
+    relaxed = {name: np.zeros((n, 2)) for name in UNITS}
+    relaxed["lip_press"][:, 1] = relaxed_press - press
+    relaxed["lip_tuck"][:, 1] = relaxed_tuck - tuck
+    relaxed["chin_raise"][:, 1] = _chin_raise(moved, mouth_cx, half_width) - fields["chin_raise"][:, 1]
 
     # -- eyes and brows ------------------------------------------------------------------
     helpers: list[np.ndarray] = []
@@ -233,8 +339,7 @@ def build_rig(points: np.ndarray) -> Rig:
         corner = q[index]
         outward = -1.0 if k == 0 else 1.0
         # the lips move together; the skin below them follows less
-        reach = np.exp(-((q[:, 0] - corner[0]) / 0.17) ** 2 / 2 - ((q[:, 1] - corner[1]) / 0.3) ** 2 / 2)
-        patch = reach * (1.0 - 0.5 * _smoothstep((q[:, 1] - corner[1] - 0.1) / 0.3))
+        patch = _corner_patch(q, corner)
         fields["corner_up"][:, 0] += 0.35 * outward * patch
         fields["corner_up"][:, 1] -= patch
         fields["corner_stretch"][:, 0] += outward * patch
@@ -249,9 +354,10 @@ def build_rig(points: np.ndarray) -> Rig:
     wrinkle = _gauss(q, nose_base + np.array([0.0, -0.12]), 0.2) * (1.0 - lower)
     fields["nose_wrinkle"][:, 1] -= wrinkle
     units = np.stack([fields[name] @ axes.T * iod for name in UNITS])
+    relaxed_units = np.stack([relaxed[name] @ axes.T * iod for name in UNITS])
     chin = rest[T.CHIN]
     pivot = chin + (chin - origin) * 0.45
     helper_q = np.concatenate(helpers)
     return Rig(rest=rest, depth=points[:, 2].astype(np.float64), units=units, origin=origin, axes=axes,
                iod_px=iod, pivot=pivot, helpers=origin + helper_q @ axes.T * iod,
-               helper_parents=np.array(helper_parents))
+               helper_parents=np.array(helper_parents), relaxed=relaxed_units)

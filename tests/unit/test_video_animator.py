@@ -108,3 +108,12 @@ def test_pieces_of_a_reply_join_where_the_whole_reply_would_be():
 def test_negative_start_is_refused():
     with pytest.raises(ValueError, match="start_s"):
         perform(n_frames=5, fps=FPS, envelope=np.zeros(5), start_s=-1.0)
+
+
+def test_the_relaxed_face_eases_in_whatever_the_intensity():
+    """``relax`` (the photo's own smile taken away) is where every emotion starts, faint or strong."""
+    bank = {"relax": 1.0, "corner_up": -0.1}
+    faint = perform(n_frames=50, fps=FPS, envelope=np.zeros(50), emotion=bank, intensity=0.2)
+    assert faint.unit("relax")[0] == 0.0  # the first frame is still the portrait
+    assert faint.unit("relax")[20:] == pytest.approx(1.0)  # not 0.2, and no breathing on it
+    assert faint.unit("corner_up")[20:].mean() == pytest.approx(-0.02, rel=0.06)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
@@ -11,9 +13,11 @@ from e3rg_core.video.animator import VISEME_SHAPES
 from e3rg_core.video.bank import load_mesh_bank
 from e3rg_core.video.landmarks import prepare_portrait
 from e3rg_core.video.puppet import Puppet
-from e3rg_core.video.rig import SPEECH_UNITS, UNITS
+from e3rg_core.video.rig import SPEECH_UNITS, UNITS, build_rig
 from e3rg_core.video.warp import TriangleWarp, _signed_area
 from tests.video_support import portrait_path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +66,57 @@ def test_emotion_units_move_the_right_places(puppet):
     assert inner < -0.06 and outer > inner / 2  # the inner end rises, the outer end hardly
     assert dy(0, upper_lip_raise=0.06) < -0.05
     assert dy(291, smirk=0.1) < -0.08 and abs(dy(61, smirk=0.1)) < 0.01
+
+
+def test_chin_raise_lifts_the_middle_of_the_mouth_and_holds_the_corners(puppet):
+    rest, iod = puppet.rig.rest, puppet.rig.iod_px
+    moved = puppet.points(_weights(chin_raise=0.1), np.zeros(5))
+    dy = (moved[:, 1] - rest[:, 1]) / iod
+    assert dy[14] < -0.08 and dy[17] < -0.08  # the lower lip, inner and outer edge
+    assert dy[13] == pytest.approx(dy[14], abs=0.005)  # the upper lip goes with it: they never cross
+    assert abs(dy[61]) < 0.02 and abs(dy[291]) < 0.02  # the corners hold: a frown's arch
+    assert np.abs(dy[list(T.LEFT_EYE_UPPER + T.RIGHT_EYE_UPPER + T.NOSE_BRIDGE)]).max() < 1e-3
+
+
+def test_relax_closes_the_smile_of_the_portrait_and_levels_its_corners(puppet):
+    """The astronaut smiles with parted lips; ``relax`` at 1 closes them and brings the corners down."""
+    rig = puppet.rig
+
+    def face_y(points):  # eye distances down the face, so the portrait's slight tilt does not count
+        return ((points - rig.origin) @ rig.axes / rig.iod_px)[:, 1]
+
+    rest = face_y(rig.rest)
+    assert rest[14] - rest[13] > 0.1  # the portrait's own parting
+    assert ((rest[13] + rest[14]) / 2 - rest[list(T.MOUTH_CORNERS)]).min() > 0.1  # and raised corners
+    moved = face_y(puppet.points(_weights(relax=1.0), np.zeros(5)))
+    assert abs(moved[14] - moved[13]) < 0.005
+    assert np.abs((moved[13] + moved[14]) / 2 - moved[list(T.MOUTH_CORNERS)]).max() < 0.01
+    eyes_and_brows = list(T.LEFT_EYE_UPPER + T.RIGHT_EYE_UPPER + T.LEFT_BROW + T.RIGHT_BROW)
+    assert np.abs(moved[eyes_and_brows] - rest[eyes_and_brows]).max() < 0.002
+    # pressing, tucking and the chin work on the closed lips: the lower lip does not rise over the upper one
+    for speech in ({"lip_press": 1.0}, {"lip_tuck": 1.0}, {"chin_raise": 0.15}):
+        moved = (puppet.points(_weights(relax=1.0, **speech), np.zeros(5)) - rig.origin) @ rig.axes / rig.iod_px
+        upper, lower = moved[list(T.UPPER_INNER)], moved[list(T.LOWER_INNER[1:-1])]
+        order = np.argsort(upper[:, 0])
+        above = np.interp(lower[:, 0], upper[order, 0], upper[order, 1])
+        assert (lower[:, 1] - above).min() > -0.02, speech  # a pixel or two: the two contours are sampled apart
+
+
+def test_relax_leaves_a_closed_level_mouth_alone(tmp_path):
+    portrait = prepare_portrait(ROOT / "avatars" / "margaret" / "portrait.jpg", size_px=256, cache_dir=tmp_path)
+    rig = build_rig(portrait.points)
+    assert np.abs(rig.units[UNITS.index("relax")]).max() / rig.iod_px < 0.03
+
+
+def test_a_relaxed_mouth_shows_its_inside_only_when_the_jaw_opens(puppet):
+    relaxed = puppet.frame(_weights(relax=1.0), np.zeros(5))
+    assert np.array_equal(relaxed, puppet.warp.warp(puppet.targets(_weights(relax=1.0), np.zeros(5))))
+    opened = puppet.frame(_weights(relax=1.0, jaw_open=0.8), np.zeros(5))
+    lips = puppet.points(_weights(relax=1.0, jaw_open=0.8), np.zeros(5))
+    x0, x1 = int(lips[78, 0]), int(lips[308, 0])
+    y0, y1 = int(lips[13, 1]), int(lips[14, 1])
+    grey = cv2.cvtColor(opened, cv2.COLOR_RGB2GRAY)[y0:y1, x0:x1]
+    assert (grey < 90).mean() > 0.3  # the painted cavity, not the photo's teeth stretched
 
 
 def test_no_triangle_folds_for_any_mouth_shape_and_emotion(puppet):
