@@ -247,8 +247,8 @@ def build_rig(points: np.ndarray) -> Rig:
     # the corners hold the lips together, so they part in a lens while the chin drops freely
     hold = np.maximum(_gauss(q, corners[0], 0.4 * half_width), _gauss(q, corners[1], 0.4 * half_width))
     jaw = fields["jaw_open"]
-    jaw[:, 1] = 0.16 * lower * lateral * chin_extra * (1.0 - 0.75 * hold)
-    jaw[:, 1] -= 0.025 * upper_lip * np.exp(-side ** 2)  # the upper lip lifts slightly
+    jaw[:, 1] = 0.27 * lower * lateral * chin_extra * (1.0 - 0.75 * hold)  # 17 mm at the loudest "aa"
+    jaw[:, 1] -= 0.035 * upper_lip * np.exp(-side ** 2)  # the upper lip lifts slightly
     jaw[:, 0] -= 0.03 * np.sign(side) * np.exp(-(np.abs(side) - 1) ** 2 / 0.1) * lip_zone  # corners draw in
 
     # rounding pulls the lips towards the centre and pushes them out (more lip shows)

@@ -13,8 +13,10 @@ from e3rg_core.video.dicetalk import load_bank
 
 def test_shipped_mesh_bank_covers_every_class():
     bank = load_mesh_bank()
-    assert sorted(bank) == sorted(COARSE) and bank["neutral"] == {}
+    assert sorted(bank) == sorted(COARSE) and bank["neutral"] == {"relax": 1.0}  # the photo's smile taken away
+    assert all(0.0 <= values.get("relax", 0.0) <= 1.0 for values in bank.values())
     assert bank["happy"]["corner_up"] > 0 > bank["sad"]["corner_up"]
+    assert bank["sad"]["chin_raise"] > 0 and bank["surprised"]["jaw_open"] > bank["fear"]["jaw_open"] > 0
     assert bank["surprised"]["brow_raise"] > 0 > bank["angry"]["brow_raise"]
     assert bank["sad"]["brow_inner_raise"] > 0 and bank["disgusted"]["upper_lip_raise"] > 0
     assert all(key in MESH_KEYS for values in bank.values() for key in values)
