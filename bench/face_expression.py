@@ -3,12 +3,14 @@
     python bench/face_expression.py [--size 256] [--seconds 2.0] [--frames 12]
 
 Each shipped avatar (``avatars/*/portrait.*``) is rendered by the ``mesh`` animator in 7 emotions at
-full intensity, silent (mouth closed) and talking (synthetic speech); ``FaceExpressionReader`` reads
-``--frames`` evenly spaced frames of each. Two views of the result:
+full intensity, silent (a WAV of digital silence, so the mouth stays closed) and talking (synthetic
+speech); ``FaceExpressionReader`` reads ``--frames`` evenly spaced frames of each. Two views of the
+result:
 
 * ``absolute``: the class read from each rendering (what a viewer would be told);
 * ``relative``: the class whose probability rose most over the same avatar's neutral rendering, which
-  discounts the expression the photo already has (every shipped portrait smiles or talks).
+  discounts what the photo itself shows through the animation (a smile's cheeks and eyes, a face
+  the model reads as happy whatever its mouth does).
 
 Speed: per frame (BlazeFace + crop + mini-Xception), the classifier alone per face, and a 5 s
 640x480 webcam-like clip in webm (VP8) and mp4 (H.264) read end to end. Writes
@@ -31,6 +33,7 @@ import numpy as np
 
 from e3rg_core.media.mp4 import ffmpeg_exe
 from e3rg_core.perception.face import FaceExpressionReader, face_crop
+from e3rg_core.types import Speech
 from e3rg_core.video.embedded import MeshRenderer
 
 EMOTIONS = ("neutral", "happy", "surprised", "angry", "sad", "fear", "disgusted")
@@ -38,10 +41,19 @@ READ_CLASSES = EMOTIONS  # contempt is never read (FER2013 has no such class)
 RISE_MIN = 0.02  # a target class "rose" over neutral when its probability grew by more than this
 
 
+def _silence(path: Path, duration_s: float, rate_hz: int = 24000) -> Speech:
+    """Digital silence: a near-silent clip would be scaled up to full loudness by the speech envelope."""
+    import soundfile
+
+    soundfile.write(str(path), np.zeros(int(duration_s * rate_hz), dtype=np.float32), rate_hz)
+    return Speech(wav_path=path, sample_rate_hz=rate_hz, duration_s=duration_s, text="", emotion="neutral",
+                  intensity=0.0, voice="bench:silence")
+
+
 def _render_all(renderer: MeshRenderer, portraits: list[Path], folder: Path, seconds: float) -> dict:
     from tests.video_support import make_speech
 
-    speeches = {"silent": make_speech(folder / "quiet.wav", duration_s=seconds, quiet=True),
+    speeches = {"silent": _silence(folder / "quiet.wav", seconds),
                 "talking": make_speech(folder / "talk.wav", duration_s=seconds, seed=1)}
     return {(portrait.parent.name, mode, emotion):
             list(renderer.frames(speech, portrait=portrait, emotion=emotion, intensity=1.0))
@@ -74,12 +86,26 @@ def _confusion(readings: dict, avatars: list[str], mode: str) -> dict:
     relative_hits = sum(relative[e][e] for e in relative)
     return {
         "absolute": {"rows_rendered_cols_read": absolute, "hits": absolute_hits, "of": n * len(EMOTIONS),
-                     "recovered_for_every_avatar": [e for e in EMOTIONS if absolute[e][e] == n]},
+                     "recovered_for_every_avatar": [e for e in EMOTIONS if absolute[e][e] == n],
+                     "recovered_on_some_avatar": [e for e in EMOTIONS if absolute[e][e] > 0],
+                     "recovered_per_avatar": {a: [e for e in EMOTIONS if per_avatar[a][e]["top"] == e]
+                                              for a in avatars}},
         "relative": {"rows_rendered_cols_most_risen": relative, "hits": relative_hits, "of": n * len(relative),
                      f"target_rose_over_neutral_by_{RISE_MIN}": rises,
-                     "recovered_for_every_avatar": [e for e in relative if relative[e][e] == n]},
+                     "recovered_for_every_avatar": [e for e in relative if relative[e][e] == n],
+                     "recovered_on_some_avatar": [e for e in relative if relative[e][e] > 0],
+                     "recovered_per_avatar": {a: [e for e in relative if per_avatar[a][e]["most_risen"] == e]
+                                              for a in avatars}},
         "per_avatar": per_avatar,
     }
+
+
+def _matrix(rows: dict) -> str:
+    """A confusion matrix as text: rows rendered, columns read."""
+    cols = list(next(iter(rows.values())))
+    lines = [f"{'rendered':>10} | " + " ".join(f"{c[:5]:>5}" for c in cols)]
+    lines += [f"{r:>10} | " + " ".join(f"{counts[c]:>5}" for c in cols) for r, counts in rows.items()]
+    return "\n".join(lines)
 
 
 def _speed(reader: FaceExpressionReader, frames: list[np.ndarray], repeats: int) -> dict:
@@ -166,14 +192,22 @@ def main() -> None:
                   "render_all_s": round(render_s, 2), "read_all_s": round(read_s, 2),
                   "load_avg_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)]},
         "note": "absolute = the class read; relative = the class whose probability rose most over the same "
-                "avatar's neutral rendering (neutral itself has no relative row). Every shipped portrait "
-                "already smiles or talks, which the absolute view reads as happy or neutral.",
+                "avatar's neutral rendering (neutral itself has no relative row). 'silent' is digital silence: "
+                "reports before 2026-11-23 used a near-silent clip, which the speech envelope scales up to "
+                "full loudness, so their 'silent' faces had the mouth open. Every emotion starts from "
+                "the relaxed portrait (the rig's 'relax' unit closes a smile's or a talking mouth's lips and "
+                "levels its corners); the photo's cheeks and eyes stay as they are, so Nova (a broad smile) "
+                "and Walter (Einstein's raised brows and wide eyes) still read happy in most renderings.",
     }
     write_report("face_expression", report)
     for mode in ("silent", "talking"):
         a, r = report[mode]["absolute"], report[mode]["relative"]
-        print(f"{mode}: absolute {a['hits']}/{a['of']} (every avatar: {a['recovered_for_every_avatar']}); "
-              f"relative {r['hits']}/{r['of']}, target rose {r[f'target_rose_over_neutral_by_{RISE_MIN}']}/{r['of']}")
+        print(f"{mode}: absolute {a['hits']}/{a['of']} (every avatar: {a['recovered_for_every_avatar']}; "
+              f"per avatar: {a['recovered_per_avatar']})")
+        print(_matrix(a["rows_rendered_cols_read"]))
+        print(f"{mode}: relative {r['hits']}/{r['of']}, target rose {r[f'target_rose_over_neutral_by_{RISE_MIN}']}"
+              f"/{r['of']} (per avatar: {r['recovered_per_avatar']})")
+        print(_matrix(r["rows_rendered_cols_most_risen"]))
     print(f"per frame {speed['per_frame_ms']} ms (detect {speed['detect_ms']} ms, classify {speed['classify_ms']} ms); "
           f"5 s clip: {clips}")
 
