@@ -74,6 +74,8 @@ def envelope(samples: np.ndarray, sample_rate_hz: int, *, fps: float, n_frames: 
     """Speech loudness per frame, 0..1: RMS in dB mapped from a noise floor to the loud end of the clip."""
     rms = frame_rms(samples, sample_rate_hz, fps=fps, n_frames=n_frames)
     db = 20 * np.log10(np.maximum(rms, 1e-6))
-    loud = np.percentile(db, 95) if len(db) else 0.0
+    # a clip that is quiet throughout stays quiet: its loud end is taken as at least -30 dBFS
+    # (speech peaks well above), so near-silence is not stretched up to a wide-open mouth
+    loud = max(float(np.percentile(db, 95)), -30.0) if len(db) else 0.0
     floor = max(loud - 35.0, -60.0)
     return np.clip((db - floor) / max(loud - floor, 1e-6), 0.0, 1.0) ** 1.5

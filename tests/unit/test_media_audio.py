@@ -48,3 +48,12 @@ def test_rms_and_envelope_follow_the_level(tmp_path):
 def test_silence_gives_a_flat_envelope():
     env = envelope(np.zeros(16000, np.float32), 16000, fps=25, n_frames=25)
     assert env.shape == (25,) and np.allclose(env, env[0])
+
+
+def test_a_clip_that_is_quiet_throughout_keeps_the_mouth_nearly_closed():
+    rate, fps = 24000, 25
+    rng = np.random.default_rng(0)
+    hush = (rng.standard_normal(rate * 2) * 10 ** (-54 / 20)).astype(np.float32)  # room noise at -54 dBFS
+    assert envelope(hush, rate, fps=fps, n_frames=50).max() < 0.2
+    speech = (np.sin(np.arange(rate * 2) * 2 * np.pi * 220 / rate) * 0.3).astype(np.float32)
+    assert envelope(speech, rate, fps=fps, n_frames=50)[5:45].min() > 0.9  # real speech still opens it
