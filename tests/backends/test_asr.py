@@ -1,13 +1,16 @@
-"""Speech recognition with the embedded Whisper base, on speech from the embedded voices.
+"""Speech recognition with the embedded Whisper base, on speech from the embedded voices and espeak-ng.
 
-The speech comes from the two embedded voices (``heart``, female; ``joe``, male); the containers a
-browser sends (MediaRecorder webm with VP8 + Opus and no duration, mp4 with AAC, 44.1 kHz stereo WAV)
-are made from it with the ffmpeg binary of imageio-ffmpeg. The model is assembled and loaded once.
+The speech comes from the two embedded voices (``heart``, female; ``joe``, male) and, for a voice
+from outside e3rg, from the espeak-ng binary (Debian package ``espeak-ng``; its test is skipped
+without it); the containers a browser sends (MediaRecorder webm with VP8 + Opus and no duration, mp4
+with AAC, 44.1 kHz stereo WAV) are made from it with the ffmpeg binary of imageio-ffmpeg. The model is
+assembled and loaded once.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -113,6 +116,44 @@ def test_word_error_rate_on_both_voices(heard):
     overall = wer([(SENTENCES[i], t.text) for (_, i), t in heard.items()])
     assert overall <= MAX_WER, (overall, {k: t.text for k, t in heard.items()})
     assert all(value <= MAX_WER_PER_VOICE for value in per_voice.values()), per_voice
+
+
+ESPEAK_SENTENCES = (
+    "I finally finished the big project at work today.",
+    "My sister is moving to another city next month and I will miss her.",
+    "The weather was terrible this morning, so I stayed inside and read a book.",
+    "Can you tell me something nice to cheer me up?",
+    "I was so nervous before the interview that I could not sleep.",
+    "We went to the beach on Sunday and the children built a sandcastle.",
+    "My old dog is sick and the doctor says there is nothing more to do.",
+    "I cannot believe they cancelled the concert again without telling anyone.",
+    "Thank you for listening to me, it really helps to talk about it.",
+    "I lost my keys on the train and had to wait outside for two hours.",
+    "Our team won the final match and everybody was singing in the street.",
+    "I am worried that I will fail the exam next week.",
+)
+ESPEAK_VOICE = ("-v", "en-us", "-s", "150")  # American English at 150 words a minute (its default is 175)
+#: Measured 0.08 (12 errors in 150 words; espeak-ng 1.51, greedy decoding, int8). Whisper base finds
+#: espeak-ng's robotic speech hard and its errors on it unstable: 175 words a minute gave 0.11, 130 gave
+#: 0.15, and trials that changed only the encoder's arithmetic moved single sentences by 2-5 words. The
+#: bound leaves room for that on other CPUs and espeak-ng versions; each sentence must still be heard.
+MAX_WER_ESPEAK = 0.20
+MAX_WER_ESPEAK_SENTENCE = 0.5
+
+
+def test_word_error_rate_on_espeak_ng_speech(transcriber, tmp_path):
+    """Sentences spoken by espeak-ng, a voice e3rg does not ship: corpus WER <= ``MAX_WER_ESPEAK`` (0.20)."""
+    espeak = shutil.which("espeak-ng")
+    if espeak is None:
+        pytest.skip("espeak-ng is not installed (Debian package espeak-ng: apt-get install espeak-ng)")
+    pairs = []
+    for i, sentence in enumerate(ESPEAK_SENTENCES):
+        path = tmp_path / f"espeak{i}.wav"
+        subprocess.run([espeak, *ESPEAK_VOICE, "-w", str(path), sentence], check=True, capture_output=True)
+        pairs.append((sentence, transcriber.transcribe(path).text))
+    per_sentence = [wer([pair]) for pair in pairs]
+    assert wer(pairs) <= MAX_WER_ESPEAK, (wer(pairs), pairs)
+    assert max(per_sentence) <= MAX_WER_ESPEAK_SENTENCE, [p for p, e in zip(pairs, per_sentence) if e > MAX_WER_ESPEAK_SENTENCE]
 
 
 def test_transcript_describes_the_audio(heard, spoken):
