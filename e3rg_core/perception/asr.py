@@ -8,9 +8,10 @@ SHA-256 sums, and reused afterwards. Any other CTranslate2 Whisper folder can be
 
 Every recording goes through ``extract_audio`` first: the ffmpeg binary of imageio-ffmpeg turns what
 the browser sent (webm/Opus from MediaRecorder, mp4/AAC, 44.1 kHz WAV from the mic) into 16 kHz mono
-PCM and refuses clips longer than ``MAX_CLIP_S``. Silero VAD (shipped inside faster-whisper) drops
-silence before decoding, so a silent clip gives an empty transcript with a note, not an error and not
-Whisper's hallucinated "Thank you.".
+PCM and refuses clips longer than ``MAX_CLIP_S``; a WAV already in that form (the perceiver decodes
+the recording once for all its readers) is read as it is. Silero VAD (shipped inside faster-whisper)
+drops silence before decoding, so a silent clip gives an empty transcript with a note, not an error
+and not Whisper's hallucinated "Thank you.".
 """
 
 from __future__ import annotations
@@ -117,6 +118,23 @@ def extract_audio(path: Path, out_wav: Path, *, sample_rate_hz: int = SAMPLE_RAT
                          f"{ACCEPTED}, at most {max_seconds:g} s")
     os.replace(tmp, out_wav)
     return out_wav
+
+
+def is_whisper_wav(path: Path, *, max_seconds: float = MAX_CLIP_S) -> bool:
+    """Whether ``path`` is what ``extract_audio`` writes: a non-empty 16 kHz mono 16-bit PCM WAV within the limit.
+
+    Such a file is read as it is, sparing a second ffmpeg run (25-30 ms on 2 cores) when the caller
+    decoded the recording itself. Anything else, a WAV with an unusual header included, goes through
+    ffmpeg.
+    """
+    try:
+        with wave.open(str(path), "rb") as wav:
+            layout = (wav.getnchannels(), wav.getframerate(), wav.getsampwidth(), wav.getcomptype())
+            n_frames = wav.getnframes()
+    except (OSError, EOFError, wave.Error):
+        return False
+    duration_s = n_frames / SAMPLE_RATE_HZ
+    return layout == (1, SAMPLE_RATE_HZ, 2, "NONE") and 0 < duration_s <= max_seconds + _LIMIT_TOLERANCE_S
 
 
 def _decode_failure(path: Path, stderr: str) -> str:
@@ -249,11 +267,14 @@ class WhisperTranscriber:
         """Assemble (first time) and load ``model``: "base" (embedded) or a CTranslate2 Whisper folder.
 
         ``beam_size=1`` is greedy decoding: beam 5 gave the same words on the test speech, clean and at
-        0-5 dB SNR, for 15-20 % more time. ``language=None`` detects the language; ``cpu_threads=0``
-        lets CTranslate2 choose.
+        0-5 dB SNR, for 15-20 % more time. ``language=None`` detects the language. On CPU the encoder
+        runs on ``cpu_threads`` (0 lets CTranslate2 choose: one per core) and the decoder on one
+        (see ``_whisper``: a second thread only slows its small per-token steps).
         """
         try:
             from faster_whisper import WhisperModel
+
+            from e3rg_core.perception._whisper import SplitThreadWhisper
         except ImportError as exc:
             raise BackendUnavailable(
                 f"speech recognition needs faster-whisper ({exc}); install it with: {INSTALL}") from exc
@@ -266,8 +287,12 @@ class WhisperTranscriber:
         self.max_clip_s = float(max_clip_s)
         t = time.perf_counter()
         try:
-            self._model = WhisperModel(str(self.model_dir), device=device, compute_type=compute_type,
-                                       cpu_threads=cpu_threads, local_files_only=True)
+            if device == "cpu":
+                self._model = SplitThreadWhisper(str(self.model_dir), compute_type=compute_type,
+                                                 encoder_threads=cpu_threads)
+            else:
+                self._model = WhisperModel(str(self.model_dir), device=device, compute_type=compute_type,
+                                           local_files_only=True)
         except (RuntimeError, ValueError) as exc:  # CTranslate2: bad device, compute type or model file
             raise BackendUnavailable(f"cannot load Whisper from {self.model_dir} on {device} "
                                      f"({compute_type}): {exc}") from exc
@@ -283,9 +308,12 @@ class WhisperTranscriber:
     def transcribe(self, path: Path) -> Transcript:
         """Recognise the speech in an audio or video file (see ``extract_audio`` for what is accepted)."""
         t = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="e3rg-asr-") as folder:
-            wav = extract_audio(Path(path), Path(folder) / "clip.wav", max_seconds=self.max_clip_s)
-            audio = read_audio(wav)
+        if is_whisper_wav(Path(path), max_seconds=self.max_clip_s):  # e.g. the perceiver's extract_audio output
+            audio = read_audio(Path(path))
+        else:
+            with tempfile.TemporaryDirectory(prefix="e3rg-asr-") as folder:
+                wav = extract_audio(Path(path), Path(folder) / "clip.wav", max_seconds=self.max_clip_s)
+                audio = read_audio(wav)
         duration_s = audio.duration_s
         with self._lock:
             try:
