@@ -133,8 +133,8 @@ class Perceiver:
         recording = video_path or audio_path
         timings: dict[str, float] = {}
         notes: list[str] = []
-        wav = extract_audio(Path(recording), Path(workdir) / "user_16k.wav", max_seconds=max_seconds)
         reader = self.face_reader() if p.face and video_path is not None else None
+        transcriber = self.transcriber()
 
         def read_face() -> Any:
             start = time.perf_counter()
@@ -142,11 +142,15 @@ class Perceiver:
             timings["face"] = time.perf_counter() - start
             return reading
 
-        # the face (video decoding, two small models) is read while Whisper listens
+        # the face (video decoding, two small models, one thread) is read while the sound is decoded and
+        # Whisper listens; the sound is decoded once, and Whisper and the voice reader read that WAV
         with ThreadPoolExecutor(max_workers=1) as pool:
             face_job = pool.submit(read_face) if reader is not None else None
             start = time.perf_counter()
-            transcript = self.transcriber().transcribe(wav)
+            wav = extract_audio(Path(recording), Path(workdir) / "user_16k.wav", max_seconds=max_seconds)
+            timings["audio"] = time.perf_counter() - start
+            start = time.perf_counter()
+            transcript = transcriber.transcribe(wav)
             timings["asr"] = time.perf_counter() - start
             face = face_job.result() if face_job is not None else None
         if transcript.note:
