@@ -11,8 +11,9 @@
 3. A media thread speaks each sentence as soon as it ends (every sentence that is ready by then
    goes into one piece), pads the piece's audio to whole video frames, hands it out
    (``SpokenPiece``), then renders the piece's video from where the reply's clock stands
-   (``RenderedPiece``; the animator's ``start_s``). Speaking always goes before rendering, so the
-   voice runs ahead of the face and never waits for it.
+   (``RenderedPiece``; the animator's ``start_s``); the first piece's first second is rendered on
+   its own, so the face shows up soon. Speaking always goes before rendering, so the voice runs
+   ahead of the face and never waits for it.
 4. When the reply is finished, the pieces are joined into the turn's one WAV and one MP4 (the
    video pieces without re-encoding, under the joined audio), and the stage results follow as in
    a turn that was not streamed, so the session stores the same things either way.
@@ -64,12 +65,21 @@ class SpokenPiece:
 
 @dataclass(frozen=True)
 class RenderedPiece:
-    """The talking-head video of a spoken piece (its own audio track included)."""
+    """A segment of the talking-head video (its own audio track included), in order.
 
-    index: int
+    A spoken piece is one segment, except the first when it is long: its first second is rendered
+    on its own (``FIRST_VIDEO_S``), so the face appears sooner.
+    """
+
+    index: int  # the segment's number
+    piece: int  # the spoken piece it shows
     video: Video
-    start_s: float
+    start_s: float  # where it starts in the whole reply
     at_s: float
+
+
+#: the first spoken piece's video begins with a segment this long, when the piece is longer
+FIRST_VIDEO_S = 1.0
 
 
 _DONE = object()
@@ -182,6 +192,7 @@ class _Media:
         self.sentences, self.events, self.stop, self.began = sentences, events, stop, began
         self.texts: list[str] = []
         self.spoken: list[Speech] = []
+        self.segments: list[tuple[int, Speech, float]] = []  # (piece, speech, start_s) still to render
         self.rendered: list[Video] = []
         self.video_failure = None
         self.seconds = {"spoken": 0.0, "rendered": 0.0}
@@ -217,12 +228,12 @@ class _Media:
 
     def _run(self) -> None:
         while not self.stop.is_set():
-            unrendered = len(self.rendered) < len(self.spoken) and self.video_failure is None
+            unrendered = bool(self.segments) and self.video_failure is None
             text = self._take_text(block=not unrendered)
             if text:
                 self._speak(" ".join(text))
             elif unrendered:
-                self._render(len(self.rendered))
+                self._render(*self.segments.pop(0))
             elif text is None:
                 return  # the reply is written, spoken and rendered
 
@@ -248,12 +259,22 @@ class _Media:
         offset = sum(s.duration_s for s in self.spoken)
         self.spoken.append(speech)
         self.events.put(SpokenPiece(index, text, speech, offset, time.perf_counter() - self.began))
+        self.segments += self._segments(index, speech, offset)
 
-    def _render(self, index: int) -> None:
+    def _segments(self, index: int, speech: Speech, offset: float) -> list[tuple[int, Speech, float]]:
+        """What to render for a spoken piece: the piece, or for a long first piece its first second apart."""
+        from e3rg_core.speech.pieces import split_speech
+
+        first_s = round(FIRST_VIDEO_S * self.fps) / self.fps  # whole frames
+        if index > 0 or speech.duration_s < first_s + 0.5:
+            return [(index, speech, offset)]
+        head, tail = split_speech(speech, first_s, self.workdir / "piece000a.wav", self.workdir / "piece000b.wav")
+        return [(index, head, offset), (index, tail, offset + head.duration_s)]
+
+    def _render(self, piece: int, speech: Speech, offset: float) -> None:
         from e3rg_core.pipeline import StageFailure
 
-        speech = self.spoken[index]
-        offset = sum(s.duration_s for s in self.spoken[:index])
+        index = len(self.rendered)
         limit = float(self.pipeline.config.video.timeout_s)
         start, waited = time.perf_counter(), 0.0
         try:
@@ -262,16 +283,16 @@ class _Media:
             with self.pipeline.locked("rendered") as waited:
                 video = self.pipeline.renderer().render(
                     speech, portrait=self.avatar.portrait, emotion=speech.emotion, intensity=speech.intensity,
-                    out_path=self.workdir / f"piece{index:03d}.mp4", start_s=offset)
+                    out_path=self.workdir / f"segment{index:03d}.mp4", start_s=offset)
         except Exception as exc:  # noqa: BLE001 - the video is optional: the voice goes on
-            logger.exception("rendering piece %d failed; the reply goes on without video", index)
+            logger.exception("rendering segment %d failed; the reply goes on without video", index)
             message = str(exc) if isinstance(exc, TimeoutError) else f"the video could not be made: {exc}"
             self.video_failure = StageFailure("rendered", message)
             return
         self.waits["rendered"] += waited
         self.seconds["rendered"] += time.perf_counter() - start - waited
         self.rendered.append(video)
-        self.events.put(RenderedPiece(index, video, offset, time.perf_counter() - self.began))
+        self.events.put(RenderedPiece(index, piece, video, offset, time.perf_counter() - self.began))
 
 
 def _join_video(parts: list[Video], speech: Speech, out_path: Path) -> Video:

@@ -55,6 +55,29 @@ def join_speech(pieces: Sequence[Speech], out_path: Path) -> Speech:
                   voice=first.voice, phonemes=tuple(phonemes), visemes=tuple(visemes))
 
 
+def split_speech(speech: Speech, at_s: float, first_path: Path, rest_path: Path) -> tuple[Speech, Speech]:
+    """The piece cut in two at ``at_s`` (rounded to a sample): each half with its own audio and timeline."""
+    import soundfile
+
+    samples, rate = soundfile.read(str(speech.wav_path), dtype="int16", always_2d=False)
+    cut = int(round(at_s * rate))
+    if not 0 < cut < len(samples):
+        raise BackendFailed(f"cannot cut {len(samples) / rate:.2f} s of speech at {at_s:.2f} s")
+    at_s = cut / rate
+    halves = []
+    for path, part, lo, hi in ((first_path, samples[:cut], 0.0, at_s), (rest_path, samples[cut:], at_s, None)):
+        _write(Path(path), part, rate)
+
+        def clip(units: tuple[TimedUnit, ...], lo=lo, hi=hi) -> tuple[TimedUnit, ...]:
+            end = speech.duration_s if hi is None else hi
+            return tuple(TimedUnit(max(u.start_s, lo) - lo, min(u.end_s, end) - lo, u.symbol)
+                         for u in units if u.end_s > lo and u.start_s < end)
+
+        halves.append(dataclasses.replace(speech, wav_path=Path(path), duration_s=len(part) / rate,
+                                          phonemes=clip(speech.phonemes), visemes=clip(speech.visemes)))
+    return halves[0], halves[1]
+
+
 def _shift(unit: TimedUnit, offset_s: float) -> TimedUnit:
     return TimedUnit(unit.start_s + offset_s, unit.end_s + offset_s, unit.symbol)
 

@@ -79,13 +79,18 @@ def test_the_voice_begins_before_the_reply_is_written_and_the_pieces_make_the_wh
     assert len(spoken) >= 2 and [p.index for p in spoken] == list(range(len(spoken)))
     assert " ".join(p.text for p in spoken) == reply == serve.REPLIES["driving"][1]
     assert spoken[0].text == "Oh no, that must sting after all that practice."
-    # each piece's video follows its voice; the pieces sit end to end on one clock
-    assert [r.index for r in rendered] == [p.index for p in spoken]
+    # each piece's video follows its voice; the segments sit end to end on one clock
+    assert kinds.index("SpokenPiece") < kinds.index("RenderedPiece")
+    assert [r.index for r in rendered] == list(range(len(rendered)))
+    assert sorted({r.piece for r in rendered}) == [p.index for p in spoken]
+    fps = rendered[0].video.fps
+    assert rendered[0].video.n_frames == 25 and rendered[1].piece == 0  # the first second comes on its own
+    for k, segment in enumerate(rendered):
+        assert segment.start_s == pytest.approx(sum(r.video.n_frames for r in rendered[:k]) / fps)
     for k, piece in enumerate(spoken):
-        assert kinds.index("SpokenPiece") <= kinds.index("RenderedPiece")
         assert piece.start_s == pytest.approx(sum(p.speech.duration_s for p in spoken[:k]))
-        assert rendered[k].start_s == pytest.approx(piece.start_s)
-        assert rendered[k].video.n_frames == round(piece.speech.duration_s * rendered[k].video.fps)  # padded to frames
+        frames = sum(r.video.n_frames for r in rendered if r.piece == k)
+        assert frames == round(piece.speech.duration_s * fps)  # padded to whole frames
 
     speech, video = timeline[-2][2].value, timeline[-1][2].value
     audio, rate = soundfile.read(str(speech.wav_path), dtype="int16")

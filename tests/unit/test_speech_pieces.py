@@ -42,3 +42,19 @@ def test_pieces_of_different_rates_or_none_are_refused(tmp_path):
         join_speech([], tmp_path / "x.wav")
     with pytest.raises(BackendFailed, match="sample rate"):
         join_speech([_piece(tmp_path / "a.wav", 100), _piece(tmp_path / "b.wav", 100, rate=22050)], tmp_path / "x.wav")
+
+
+def test_a_piece_cut_in_two_keeps_every_sample_and_its_timeline(tmp_path):
+    from e3rg_core.speech.pieces import split_speech
+
+    piece = _piece(tmp_path / "a.wav", 24000)  # 1 s: "aa" 0-0.5, "sil" 0.5-1
+    first, rest = split_speech(piece, 0.4, tmp_path / "a1.wav", tmp_path / "a2.wav")
+    assert (first.duration_s, rest.duration_s) == (pytest.approx(0.4), pytest.approx(0.6))
+    assert [(u.start_s, u.end_s, u.symbol) for u in first.visemes] == [(0.0, pytest.approx(0.4), "aa")]
+    assert [(round(u.start_s, 6), round(u.end_s, 6), u.symbol) for u in rest.visemes] == [(0.0, 0.1, "aa"), (0.1, 0.6, "sil")]
+    joined = join_speech([first, rest], tmp_path / "back.wav")
+    a, _ = soundfile.read(str(piece.wav_path), dtype="int16")
+    b, _ = soundfile.read(str(joined.wav_path), dtype="int16")
+    assert np.array_equal(a, b)
+    with pytest.raises(BackendFailed, match="cannot cut"):
+        split_speech(piece, 1.5, tmp_path / "x1.wav", tmp_path / "x2.wav")
