@@ -272,9 +272,9 @@ class WhisperTranscriber:
         (see ``_whisper``: a second thread only slows its small per-token steps).
         """
         try:
-            from faster_whisper import WhisperModel
+            import faster_whisper  # noqa: F401  (asked first: _whisper may be imported already)
 
-            from e3rg_core.perception._whisper import SplitThreadWhisper
+            from e3rg_core.perception._whisper import TwoPartWhisper
         except ImportError as exc:
             raise BackendUnavailable(
                 f"speech recognition needs faster-whisper ({exc}); install it with: {INSTALL}") from exc
@@ -287,12 +287,8 @@ class WhisperTranscriber:
         self.max_clip_s = float(max_clip_s)
         t = time.perf_counter()
         try:
-            if device == "cpu":
-                self._model = SplitThreadWhisper(str(self.model_dir), compute_type=compute_type,
-                                                 encoder_threads=cpu_threads)
-            else:
-                self._model = WhisperModel(str(self.model_dir), device=device, compute_type=compute_type,
-                                           local_files_only=True)
+            self._model = TwoPartWhisper(str(self.model_dir), device=device, compute_type=compute_type,
+                                         encoder_threads=cpu_threads)
         except (RuntimeError, ValueError) as exc:  # CTranslate2: bad device, compute type or model file
             raise BackendUnavailable(f"cannot load Whisper from {self.model_dir} on {device} "
                                      f"({compute_type}): {exc}") from exc
@@ -305,24 +301,38 @@ class WhisperTranscriber:
         self.language = language
         self._lock = threading.Lock()  # one CTranslate2 model, and two turns would fight for the cores
 
-    def transcribe(self, path: Path) -> Transcript:
-        """Recognise the speech in an audio or video file (see ``extract_audio`` for what is accepted)."""
+    def transcribe(self, path: Path, *, encoded: threading.Event | None = None) -> Transcript:
+        """Recognise the speech in an audio or video file (see ``extract_audio`` for what is accepted).
+
+        ``encoded``, when given, is set once Whisper's encoder has read the clip (from then on Whisper
+        decodes on one core, and the other is free for other work), or when this call ends, if sooner.
+        """
+        try:
+            return self._transcribe(Path(path), encoded=encoded)
+        finally:
+            if encoded is not None:
+                encoded.set()
+
+    def _transcribe(self, path: Path, *, encoded: threading.Event | None) -> Transcript:
         t = time.perf_counter()
-        if is_whisper_wav(Path(path), max_seconds=self.max_clip_s):  # e.g. the perceiver's extract_audio output
-            audio = read_audio(Path(path))
+        if is_whisper_wav(path, max_seconds=self.max_clip_s):  # e.g. the perceiver's extract_audio output
+            audio = read_audio(path)
         else:
             with tempfile.TemporaryDirectory(prefix="e3rg-asr-") as folder:
-                wav = extract_audio(Path(path), Path(folder) / "clip.wav", max_seconds=self.max_clip_s)
+                wav = extract_audio(path, Path(folder) / "clip.wav", max_seconds=self.max_clip_s)
                 audio = read_audio(wav)
         duration_s = audio.duration_s
         with self._lock:
+            self._model.after_encoding = encoded.set if encoded is not None else None
             try:
                 segments, info = self._model.transcribe(
                     audio.samples, language=self.language, beam_size=self.beam_size, word_timestamps=True,
                     vad_filter=True, condition_on_previous_text=False)
                 segments = list(segments)  # decoding happens while iterating: keep it inside the lock
             except (RuntimeError, ValueError) as exc:
-                raise BackendFailed(f"Whisper failed on {Path(path).name!r}: {exc}") from exc
+                raise BackendFailed(f"Whisper failed on {path.name!r}: {exc}") from exc
+            finally:
+                self._model.after_encoding = None
         text = " ".join(s.text.strip() for s in segments if s.text.strip())
         words = _timed_words(segments, duration_s)
         seconds = time.perf_counter() - t

@@ -214,6 +214,20 @@ def test_two_threads_share_one_model(transcriber, spoken, heard):
     assert {k: results[k].text for k in keys} == {k: heard[k].text for k in keys}
 
 
+def test_encoded_is_set_before_decoding_and_on_refusal(transcriber, clip, monkeypatch, tmp_path):
+    encoded, set_when_decoding = threading.Event(), []
+    decode = transcriber._model.generate_with_fallback
+    monkeypatch.setattr(transcriber._model, "generate_with_fallback",
+                        lambda *args, **kwargs: set_when_decoding.append(encoded.is_set()) or decode(*args, **kwargs))
+    assert transcriber.transcribe(clip, encoded=encoded).text
+    assert set_when_decoding and all(set_when_decoding)  # the face may start while Whisper decodes
+    assert transcriber._model.after_encoding is None  # the hook is not left to the next caller
+    refused = threading.Event()
+    with pytest.raises(InputError):
+        transcriber.transcribe(tmp_path / "nowhere.wav", encoded=refused)
+    assert refused.is_set()  # nobody waits for an encoder that will never run
+
+
 # --- what the browser sends ----------------------------------------------------------------
 
 

@@ -1,14 +1,21 @@
-"""Fusing the face and voice readings into the emotion vote and the prompt; the output self-check rules."""
+"""Fusing the face and voice readings into the emotion vote and the prompt; the output self-check rules;
+the order in which a turn's readers run (with doubles for the models)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 
+from e3rg_core.config import load_config
 from e3rg_core.emotions import CANDIDATES, coarse_of
+from e3rg_core.errors import InputError
+from e3rg_core.perception.asr import Transcript
 from e3rg_core.perception.consistency import Consistency, face_agrees, voice_agrees
-from e3rg_core.perception.fusion import FLOOR, Perception, coarse_vote, describe
+from e3rg_core.perception.fusion import FLOOR, Perceiver, Perception, coarse_vote, describe
 
 
 @dataclass
@@ -71,3 +78,68 @@ def test_face_self_check_and_summary():
     text = Consistency("sad", face_top="neutral", face_p=0.3, face_ok=True, voice_arousal=-0.4, voice_ok=True).summary()
     assert text == "meant sad: face ✓ reads neutral (p(sad) 0.30); voice ✓ arousal -0.40 vs neutral"
     assert "face ? not read" in Consistency("happy").summary()
+
+
+class SlowWhisper:
+    """Encodes for 50 ms, then decodes for 50 ms, logging each step."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def transcribe(self, path, *, encoded: threading.Event) -> Transcript:
+        self.log.append("encoding")
+        time.sleep(0.05)
+        self.log.append("encoded")
+        encoded.set()
+        time.sleep(0.05)
+        self.log.append("decoded")
+        return Transcript(text="hello there", words=(), language="en", duration_s=1.0, voiced_s=1.0, note="",
+                          seconds=0.1)
+
+
+class LoggedFace:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def read_video(self, path) -> Face:
+        self.log.append("face")
+        return Face({"sad": 0.72, "neutral": 0.28})
+
+
+class LoggedVoice:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def read(self, wav, *, words) -> Voice:
+        self.log.append("voice")
+        return Voice()
+
+
+@pytest.fixture
+def perceiver_and_log(tmp_path):
+    log: list[str] = []
+    config = load_config(environ={"E3RG_CACHE_DIR": str(tmp_path / "cache")})
+    return Perceiver(config, transcriber=SlowWhisper(log), face_reader=LoggedFace(log),
+                     voice_reader=LoggedVoice(log)), log
+
+
+def test_the_face_is_read_once_whispers_encoder_has_run(perceiver_and_log, tmp_path):
+    import soundfile
+
+    perceiver, log = perceiver_and_log
+    recording = tmp_path / "turn.wav"  # stands for a webcam clip: the face double does not open it
+    soundfile.write(str(recording), 0.3 * np.sin(np.arange(16000) * 0.1).astype(np.float32), 16000)
+    perception = perceiver.perceive(audio_path=None, video_path=recording, workdir=tmp_path, max_seconds=60)
+    assert log.index("face") > log.index("encoded")  # not while the encoder holds both cores
+    assert log[-1] == "voice"
+    assert perception.cues == "face: sad 0.72, neutral 0.28; voice: monotone, quiet, slow"
+    assert {"audio", "asr", "face", "voice"} <= set(perception.timings_s)
+
+
+def test_an_unreadable_recording_is_refused_without_reading_the_face(perceiver_and_log, tmp_path):
+    perceiver, log = perceiver_and_log
+    broken = tmp_path / "broken.webm"
+    broken.write_bytes(b"not a recording")
+    with pytest.raises(InputError, match="cannot read 'broken.webm'"):
+        perceiver.perceive(audio_path=None, video_path=broken, workdir=tmp_path, max_seconds=60)
+    assert log == []
