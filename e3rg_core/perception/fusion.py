@@ -149,9 +149,10 @@ class Perceiver:
             return reading
 
         # Whisper's encoder keeps both cores busy for about half a second, then it decodes on one; the
-        # face (video decoding, two small models, one thread) is read on the other from then on, where
-        # it slowed the encoder down when read from the start (1.05 s a turn against 1.01 s, and 0.97 s
-        # without a face). The sound is decoded once: Whisper and the voice reader read that WAV.
+        # face (video decoding, two small models, one thread) is read on the other from then on. Read
+        # from the start, it slowed the encoder down (paired runs: 1.09 s a turn against 1.04 s; 0.98 s
+        # with no face). The sound is decoded once: Whisper and the voice reader read that WAV.
+        voice = None
         with ThreadPoolExecutor(max_workers=1) as pool:
             face_job = pool.submit(read_face) if reader is not None else None
             try:
@@ -166,16 +167,15 @@ class Perceiver:
                 raise
             finally:
                 encoded.set()
+            if p.voice and transcript.text:  # no words heard: music or noise, not a voice to judge
+                start = time.perf_counter()
+                voice = self.voice_reader().read(wav, words=transcript.words)  # while the face may still be read
+                timings["voice"] = time.perf_counter() - start
             face = face_job.result() if face_job is not None else None
         if transcript.note:
             notes.append(transcript.note)
-        voice = None
-        if p.voice and transcript.text:  # no words heard: music or noise, not a voice to judge
-            start = time.perf_counter()
-            voice = self.voice_reader().read(wav, words=transcript.words)
-            timings["voice"] = time.perf_counter() - start
-            if getattr(voice, "note", ""):
-                notes.append(f"voice: {voice.note}")
+        if voice is not None and getattr(voice, "note", ""):
+            notes.append(f"voice: {voice.note}")
         if face is not None and getattr(face, "note", ""):
             notes.append(face.note)
         return Perception(transcript=transcript, voice=voice, face=face, cues=describe(face, voice),

@@ -131,7 +131,7 @@ def test_the_face_is_read_once_whispers_encoder_has_run(perceiver_and_log, tmp_p
     soundfile.write(str(recording), 0.3 * np.sin(np.arange(16000) * 0.1).astype(np.float32), 16000)
     perception = perceiver.perceive(audio_path=None, video_path=recording, workdir=tmp_path, max_seconds=60)
     assert log.index("face") > log.index("encoded")  # not while the encoder holds both cores
-    assert log[-1] == "voice"
+    assert log.index("voice") > log.index("decoded")  # the voice needs the words
     assert perception.cues == "face: sad 0.72, neutral 0.28; voice: monotone, quiet, slow"
     assert {"audio", "asr", "face", "voice"} <= set(perception.timings_s)
 
