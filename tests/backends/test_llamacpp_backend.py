@@ -119,3 +119,37 @@ def test_context_overflow_in_a_stream_is_backend_failed(small):
     with pytest.raises(BackendFailed, match="could not answer"):
         list(small.chat_stream([ChatMessage("user", "word " * 3000)], max_tokens=8))
     assert small.chat([ChatMessage("user", "Say hi.")], max_tokens=4, temperature=0.0)
+
+
+def test_every_call_into_llama_cpp_runs_on_the_models_own_thread(small, greedy_answer, monkeypatch):
+    """Whatever thread calls (the app's workers, the streaming writer), llama.cpp runs on one thread:
+    its OpenMP team belongs to the calling thread, and a second live team slowed decoding by a quarter."""
+    import threading
+
+    answer, _ = greedy_answer
+    seen = []
+    real = small._llm.create_chat_completion
+    real_eval = small._llm.eval
+
+    def spy(*args, **kwargs):
+        seen.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    def spy_eval(tokens):
+        seen.append(threading.current_thread().name)
+        return real_eval(tokens)
+
+    monkeypatch.setattr(small._llm, "create_chat_completion", spy)
+    monkeypatch.setattr(small._llm, "eval", spy_eval)
+    results = {}
+
+    def from_another_thread():
+        results["stream"] = "".join(small.chat_stream(STREAMED, **GREEDY)).strip()
+        results["scores"] = small.choice_logprobs(STREAMED[:1] + [ChatMessage("user", "Happy or sad?")], ["happy", "sad"])
+
+    worker = threading.Thread(target=from_another_thread, name="caller")
+    worker.start()
+    worker.join()
+    results["chat"] = small.chat(STREAMED, **GREEDY)
+    assert results["stream"] == results["chat"] == answer and set(results["scores"]) == {"happy", "sad"}
+    assert seen and {name.split("_")[0] for name in seen} == {f"e3rg-llama-{SMALL[:24]}"}
