@@ -45,6 +45,17 @@ def read_audio(path: Path) -> Audio:
     return Audio(samples=np.ascontiguousarray(samples, dtype=np.float32), sample_rate_hz=int(rate))
 
 
+def write_wav(path: Path, samples: np.ndarray, sample_rate_hz: int) -> None:
+    """Write 16-bit PCM WAV atomically (a ``.part`` file renamed into place), making the folder."""
+    import soundfile
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    soundfile.write(str(part), samples, sample_rate_hz, subtype="PCM_16", format="WAV")
+    part.replace(path)
+
+
 def _decode_with_ffmpeg(path: Path, rate_hz: int = 24000) -> tuple[np.ndarray, int]:
     from e3rg_core.media.mp4 import ffmpeg_exe
 

@@ -35,6 +35,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, InputError
+from e3rg_core.media.audio import write_wav
 from e3rg_core.memory.profiles import VoiceSettings
 from e3rg_core.speech import prosody, timeline
 from e3rg_core.speech.banks import Prosody, ProsodyBank, bank_path as shipped_bank
@@ -187,7 +188,7 @@ class EmbeddedSpeaker:
         samples = prosody.set_level(samples, sr, gain_db=p.energy_db)
         duration = len(samples) / sr
         phonemes, visemes = timeline.join(parts, duration)
-        _write_wav(Path(out_path), samples, sr)
+        write_wav(Path(out_path), samples, sr)
         return Speech(wav_path=Path(out_path), sample_rate_hz=sr, duration_s=duration, text=text, emotion=emotion,
                       intensity=intensity, voice=f"{self.backend}:{voice.voice}", phonemes=phonemes, visemes=visemes)
 
@@ -218,11 +219,3 @@ class EmbeddedSpeaker:
         pieces.append(prosody.silence(EDGE_SILENCE_S, sr))
         return np.concatenate(pieces).astype(np.float32), parts
 
-
-def _write_wav(path: Path, samples: np.ndarray, sample_rate_hz: int) -> None:
-    import soundfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
-    soundfile.write(str(tmp), samples, sample_rate_hz, subtype="PCM_16", format="WAV")
-    tmp.replace(path)

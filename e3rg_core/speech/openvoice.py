@@ -57,6 +57,7 @@ from typing import Any, Callable
 import numpy as np
 
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, InputError
+from e3rg_core.media.audio import write_wav
 from e3rg_core.memory.profiles import VoiceSettings
 from e3rg_core.speech import prosody, timeline
 from e3rg_core.speech.banks import Prosody, ProsodyBank, bank_path as shipped_bank, load_styles
@@ -277,7 +278,7 @@ class OpenVoiceSpeaker:
                                         f0_floor_hz=60.0, f0_ceiling_hz=500.0)
         samples = prosody.set_level(samples, sr, gain_db=p.energy_db)
         phonemes, visemes = timeline.text_timeline(text, samples, sr)
-        _write_wav(Path(out_path), samples, sr)
+        write_wav(Path(out_path), samples, sr)
         return Speech(wav_path=Path(out_path), sample_rate_hz=sr, duration_s=len(samples) / sr, text=text,
                       emotion=emotion, intensity=intensity, voice=f"{self.backend}:{info.name}",
                       phonemes=phonemes, visemes=visemes)
@@ -524,11 +525,3 @@ def _save_se(se: Any, path: Path) -> None:
     except OSError as exc:  # the cache only saves time
         logger.warning("could not cache the voice embedding in %s: %s", path, exc)
 
-
-def _write_wav(path: Path, samples: np.ndarray, sample_rate_hz: int) -> None:
-    import soundfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    soundfile.write(str(part), samples, sample_rate_hz, subtype="PCM_16", format="WAV")
-    part.replace(path)

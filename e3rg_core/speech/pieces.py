@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from e3rg_core.errors import BackendFailed
+from e3rg_core.media.audio import write_wav
 from e3rg_core.types import Speech, TimedUnit
 
 
@@ -27,7 +28,7 @@ def pad_to_frames(speech: Speech, *, fps: float) -> Speech:
     target = int(round(frames * rate / fps))
     if target > len(samples):
         samples = np.concatenate([samples, np.zeros(target - len(samples), dtype=samples.dtype)])
-        _write(Path(speech.wav_path), samples, rate)
+        write_wav(Path(speech.wav_path), samples, rate)
     return dataclasses.replace(speech, duration_s=len(samples) / rate)
 
 
@@ -48,7 +49,7 @@ def join_speech(pieces: Sequence[Speech], out_path: Path) -> Speech:
         visemes += [_shift(u, offset) for u in piece.visemes]
         offset += len(samples) / rate
     joined = np.concatenate(audio)
-    _write(Path(out_path), joined, rate)
+    write_wav(Path(out_path), joined, rate)
     first = pieces[0]
     return Speech(wav_path=Path(out_path), sample_rate_hz=rate, duration_s=len(joined) / rate,
                   text=" ".join(p.text for p in pieces), emotion=first.emotion, intensity=first.intensity,
@@ -66,7 +67,7 @@ def split_speech(speech: Speech, at_s: float, first_path: Path, rest_path: Path)
     at_s = cut / rate
     halves = []
     for path, part, lo, hi in ((first_path, samples[:cut], 0.0, at_s), (rest_path, samples[cut:], at_s, None)):
-        _write(Path(path), part, rate)
+        write_wav(Path(path), part, rate)
 
         def clip(units: tuple[TimedUnit, ...], lo=lo, hi=hi) -> tuple[TimedUnit, ...]:
             end = speech.duration_s if hi is None else hi
@@ -81,11 +82,3 @@ def split_speech(speech: Speech, at_s: float, first_path: Path, rest_path: Path)
 def _shift(unit: TimedUnit, offset_s: float) -> TimedUnit:
     return TimedUnit(unit.start_s + offset_s, unit.end_s + offset_s, unit.symbol)
 
-
-def _write(path: Path, samples: np.ndarray, rate: int) -> None:
-    import soundfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
-    soundfile.write(str(tmp), samples, rate, subtype="PCM_16", format="WAV")
-    tmp.replace(path)
