@@ -254,9 +254,7 @@ def build_app(config: Config, *, service: ChatService | None = None,
                         yield {**current, live_video: str(without_audio(event.video.mp4_path, silent))}
                     elif isinstance(event, StageResult) and event.stage == "heard":
                         perception = event.value.perception
-                    elif isinstance(event, (EmotionDecided, StageResult)) and (
-                            isinstance(event, EmotionDecided) or event.stage == "understood"):
-                        u = event.understanding if isinstance(event, EmotionDecided) else event.value
+                    elif (u := _understanding_of(event)) is not None:
                         source = "corrected" if u.votes and u.votes[0].voter == "user" else "predicted"
                         note = views.emotion_markdown(
                             u.emotion, u.coarse, u.confidence, source=source,
@@ -427,6 +425,15 @@ def build_app(config: Config, *, service: ChatService | None = None,
 
     demo.queue(max_size=config.ui.queue_size, default_concurrency_limit=1)
     return demo, {**launch_settings(config), "css": CSS, **({"js": LIVE_SYNC_JS} if stream else {})}
+
+
+def _understanding_of(event):
+    """The emotion (and reply, once written) an event carries: a streamed turn's decision or stage 1's result."""
+    if isinstance(event, EmotionDecided):
+        return event.understanding
+    if isinstance(event, StageResult) and event.stage == "understood":
+        return event.value
+    return None
 
 
 def _progressed(events, progress):
