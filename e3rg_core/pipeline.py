@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from e3rg_core import cores
 from e3rg_core.config import Config
 from e3rg_core.errors import E3rgError, InputError
 from e3rg_core.memory import AvatarLibrary, Profile
@@ -117,12 +118,20 @@ class Pipeline:
 
     @contextmanager
     def locked(self, stage: str) -> Iterator[float]:
-        """Hold a stage's model lock, counting the wait apart from the work; gives the seconds waited."""
+        """Hold a stage's model lock, counting the wait apart from the work; gives the seconds waited.
+
+        Work other than the LLM's is marked ``cores.busy`` while it runs, so an LLM writing at the
+        same time (a streamed reply, another user's turn) leaves it a core.
+        """
         start = time.perf_counter()
         with self._locks[stage]:
             waited = time.perf_counter() - start
             _WAIT.s = getattr(_WAIT, "s", 0.0) + waited
-            yield waited
+            if stage == "understood":
+                yield waited
+            else:
+                with cores.busy():
+                    yield waited
 
     # -- the models, loaded on first use ------------------------------------------------------
     def understander(self) -> Any:

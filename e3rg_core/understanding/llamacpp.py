@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from e3rg_core import cores
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError
 from e3rg_core.understanding.base import ChatMessage, TurnMedia
 from e3rg_core.understanding.embedded import resolve_gguf
@@ -122,6 +123,7 @@ class LlamaCppChat:
         except (ValueError, RuntimeError) as exc:
             raise ConfigError(f"llama.cpp could not load {self.path}: {exc}") from exc
         self.n_ctx = n_ctx
+        self.n_threads = self._threads_now = threads
         self._grammars: dict[tuple[str, ...], Any] = {}
         self._lock = threading.Lock()  # one llama.cpp context serves one request at a time
         self.last_usage: dict[str, int] = {}
@@ -200,7 +202,7 @@ class LlamaCppChat:
         with self._lock:
             if len(base) + max(len(t) for t in tokens.values()) >= self.n_ctx:
                 raise BackendFailed(f"the prompt ({len(base)} tokens) does not fit the context of {self.n_ctx}")
-            self._thread.run(walk, [], 0, list(choices), 0.0)
+            self._thread.run(self._fitted, walk, [], 0, list(choices), 0.0)
         values = np.array([scores[c] for c in choices])
         values -= np.logaddexp.reduce(values)
         return {c: float(v) for c, v in zip(choices, values)}
@@ -266,10 +268,31 @@ class LlamaCppChat:
                 self.last_usage = self._stream_usage(payload, n_pieces)
 
     def _chunks(self, payload: list[dict[str, str]], kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The streamed completion, each token computed on as many threads as ``cores`` allows then."""
+        chunks = self._llm.create_chat_completion(payload, stream=True, **kwargs)
         try:
-            yield from self._llm.create_chat_completion(payload, stream=True, **kwargs)
+            while True:
+                self._fit_threads()
+                try:
+                    chunk = next(chunks)  # evaluates the previous token and samples the next
+                except StopIteration:
+                    return
+                yield chunk
         except ValueError as exc:  # llama-cpp-python raises ValueError for context overflow
             raise BackendFailed(f"llama.cpp could not answer: {exc}") from exc
+        finally:
+            chunks.close()
+
+    def _fitted(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        self._fit_threads()
+        return fn(*args, **kwargs)
+
+    def _fit_threads(self) -> None:
+        """Use one thread fewer while speech or video work runs beside the model (see ``e3rg_core.cores``)."""
+        threads = cores.llm_threads(self.n_threads)
+        if threads != self._threads_now:
+            self._llama_cpp.llama_set_n_threads(self._llm._ctx.ctx, threads, threads)
+            self._threads_now = threads
 
     def _stream_usage(self, payload: list[dict[str, str]], n_pieces: int) -> dict[str, int]:
         usage = {"completion_tokens": n_pieces}
@@ -281,7 +304,7 @@ class LlamaCppChat:
     def _complete(self, payload: list[dict[str, str]], kwargs: dict[str, Any]) -> str:
         with self._lock:
             try:
-                result = self._thread.run(self._llm.create_chat_completion, payload, **kwargs)
+                result = self._thread.run(self._fitted, self._llm.create_chat_completion, payload, **kwargs)
             except ValueError as exc:  # llama-cpp-python raises ValueError for context overflow
                 raise BackendFailed(f"llama.cpp could not answer: {exc}") from exc
         self.last_usage = dict(result.get("usage", {}))

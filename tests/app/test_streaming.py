@@ -160,3 +160,19 @@ def test_a_listener_that_leaves_stops_the_turn(service, tmp_path):
     events.close()  # the browser went away
     assert _stream_threads() == []
     assert isinstance(event, SpokenPiece) and Path(event.speech.wav_path).is_file()
+
+
+def test_speech_and_video_work_leaves_the_llm_a_core_meanwhile(service, tmp_path, monkeypatch):
+    """While a piece is spoken or rendered beside the writing LLM it is marked ``cores.busy``, so
+    llama.cpp computes on a thread fewer (its threads stall when one loses its core)."""
+    from e3rg_core import cores
+
+    renderer, speaker = service.pipeline.renderer(), service.pipeline.speaker("embedded")
+    real_render, real_speak, seen = renderer.render, speaker.synthesize, []
+    monkeypatch.setattr(renderer, "render", lambda *a, **k: (seen.append(("render", cores.others_busy())),
+                                                             real_render(*a, **k))[1])
+    monkeypatch.setattr(speaker, "synthesize", lambda *a, **k: (seen.append(("speak", cores.others_busy())),
+                                                                real_speak(*a, **k))[1])
+    list(service.pipeline.stream(TurnRequest(text=TEXT, avatar_id="nova"), tmp_path))
+    assert {kind for kind, _ in seen} == {"render", "speak"} and all(flag for _, flag in seen)
+    assert not cores.others_busy()

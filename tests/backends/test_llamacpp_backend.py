@@ -153,3 +153,22 @@ def test_every_call_into_llama_cpp_runs_on_the_models_own_thread(small, greedy_a
     results["chat"] = small.chat(STREAMED, **GREEDY)
     assert results["stream"] == results["chat"] == answer and set(results["scores"]) == {"happy", "sad"}
     assert seen and {name.split("_")[0] for name in seen} == {f"e3rg-llama-{SMALL[:24]}"}
+
+
+def test_a_stream_leaves_a_core_to_media_work_while_it_runs(small, greedy_answer, monkeypatch):
+    """llama.cpp's threads wait for each other after every layer, so a busy core stalls them all: while
+    speech or video runs beside it (``cores.busy``), the model computes on one thread fewer."""
+    from e3rg_core import cores
+
+    answer, _ = greedy_answer
+    monkeypatch.setattr(small, "n_threads", 2)  # as on a 2-core machine, whatever this one has
+    set_to = []
+    real = small._llama_cpp.llama_set_n_threads
+    monkeypatch.setattr(small._llama_cpp, "llama_set_n_threads",
+                        lambda ctx, n, n_batch: (set_to.append((n, n_batch)), real(ctx, n, n_batch))[1])
+    with cores.busy():
+        assert "".join(small.chat_stream(STREAMED, **GREEDY)).strip() == answer
+        assert small._threads_now == 1
+    assert "".join(small.chat_stream(STREAMED, **GREEDY)).strip() == answer
+    assert small._threads_now == 2 and set_to == [(1, 1), (2, 2)]
+    assert not cores.others_busy()
