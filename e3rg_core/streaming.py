@@ -7,7 +7,8 @@
 
 1. The emotion is decided first (``Understander.decide``): it sets the voice's and the face's
    emotion before a word of the reply exists.
-2. A writer thread streams the reply from the LLM sentence by sentence (``reply_sentences``).
+2. A writer thread streams the reply from the LLM sentence by sentence (``reply_sentences``); the
+   first piece ends at a comma when its first sentence is long (``FIRST_CLAUSE_WORDS``).
 3. A media thread speaks each sentence as soon as it ends (every sentence that is ready by then
    goes into one piece), pads the piece's audio to whole video frames, hands it out
    (``SpokenPiece``), then renders the piece's video from where the reply's clock stands
@@ -80,6 +81,8 @@ class RenderedPiece:
 
 #: the first spoken piece's video begins with a segment this long, when the piece is longer
 FIRST_VIDEO_S = 1.0
+#: the first piece ends at a comma once it has this many words ("I'm so sorry to hear that," ...)
+FIRST_CLAUSE_WORDS = 4
 
 
 _DONE = object()
@@ -166,7 +169,7 @@ def _write_reply(pipeline, understander, decided, sentences: queue.Queue, events
     try:
         with pipeline.locked("understood"):
             start = time.perf_counter()
-            stream = understander.reply_sentences(decided)
+            stream = understander.reply_sentences(decided, first_clause_words=FIRST_CLAUSE_WORDS)
             try:
                 for sentence in stream:
                     sentences.put(sentence)

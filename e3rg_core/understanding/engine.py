@@ -230,11 +230,12 @@ class Understander:
         )
         return Decided(turn=turn, media=media, understanding=understanding)
 
-    def reply_sentences(self, decided: Decided) -> Iterator[str]:
+    def reply_sentences(self, decided: Decided, *, first_clause_words: int = 0) -> Iterator[str]:
         """The reply, one clean sentence at a time, as the responder writes it.
 
         A responder that streams (``StreamingChat``) hands each sentence out as soon as it ends;
-        another answers whole and its sentences follow at once. An empty reply is asked for once
+        another answers whole and its sentences follow at once. With ``first_clause_words`` the
+        first piece may end at a comma (see ``ReplySentences``). An empty reply is asked for once
         more with another seed; a second empty one raises ``BackendFailed``.
         """
         if decided.understanding.crisis:
@@ -253,7 +254,7 @@ class Understander:
                            media=decided.media)
             pieces = responder.chat_stream(messages, **options) if isinstance(responder, StreamingChat) \
                 else iter([responder.chat(messages, **options)])
-            splitter, said = ReplySentences(), 0
+            splitter, said = ReplySentences(first_clause_words=first_clause_words), 0
             try:
                 for piece in pieces:
                     for sentence in splitter.feed(piece):

@@ -13,6 +13,10 @@ answered at once read exactly alike:
 
 A sentence ends at ``.``, ``!``, ``?`` or ``…`` (with any closing quotes or brackets) followed by
 white space, except after a common abbreviation ("Dr.", "e.g.") or a single initial.
+
+With ``first_clause_words`` the first piece may be a clause: it ends at the first ``,``, ``;`` or
+``:`` followed by white space once it has that many words, so a long first sentence starts being
+spoken sooner. The pieces still join into the same text.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import re
 _PREFIX = re.compile(r"^\s*(?:listener|reply|response|assistant)\s*(?:'s reply)?\s*:\s*", re.IGNORECASE)
 _OTHER_SPEAKER = "\nSpeaker:"
 _END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)")
+_CLAUSE_END = re.compile(r"[,;:](?=\s)")
 _ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "vs", "etc", "e.g", "i.e", "prof", "sr", "jr"}
 _PAIRS = {"\"": "\"", "'": "'", "“": "”", "‘": "’"}  # opening quote -> closing quote
 _FINAL = ".!?…\"'”)"
@@ -30,10 +35,11 @@ _FINAL = ".!?…\"'”)"
 class ReplySentences:
     """Incremental sentence splitter and cleaner for one reply."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, first_clause_words: int = 0) -> None:
         self._raw = ""
         self._emitted = 0  # characters of the cleaned body already handed out
-        self._count = 0  # sentences handed out
+        self._count = 0  # sentences handed out (a first clause is not one)
+        self._clause_words = int(first_clause_words)  # 0: no clause cut (or it was made)
         self._quote = ""  # the quote the reply opened with (dropped), if any
         self.stopped = False  # the model began the other speaker's line: nothing more belongs to the reply
 
@@ -62,7 +68,7 @@ class ReplySentences:
         # collapsed away by _body, so look at the raw text's last character
         if self._raw[-1:].isspace():
             body += " "
-        out = []
+        out = self._first_clause(body)
         for match in _END.finditer(body, self._emitted):
             if _abbreviation(body, match.start()):
                 continue
@@ -83,6 +89,19 @@ class ReplySentences:
         self._count += 1
         return [rest]
 
+
+    def _first_clause(self, body: str) -> list[str]:
+        """The first piece cut at a clause, if it has enough words there before its sentence ends."""
+        if not self._clause_words or self._emitted:
+            return []
+        sentence_end = next((m.end() for m in _END.finditer(body) if not _abbreviation(body, m.start())), len(body))
+        for match in _CLAUSE_END.finditer(body, 0, sentence_end):
+            clause = body[: match.end()]
+            if len(clause.split()) >= self._clause_words:
+                self._clause_words = 0
+                self._emitted = match.end()
+                return [clause.strip()]
+        return []
 
     def _unquoted(self, sentence: str) -> str:
         """Without the closing half of the quotes the reply was wrapped in."""

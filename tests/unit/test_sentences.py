@@ -50,3 +50,37 @@ def test_nothing_more_after_the_model_writes_the_other_speakers_line():
     splitter.feed(" are brave.\nSpeaker: thanks. More.")
     assert splitter.stopped and splitter.feed(" Even more.") == []
     assert splitter.close() == ["You are brave."]
+
+
+CLAUSE_CASES = CASES + [
+    ("It's normal to feel lost when plans fall apart, especially now. You will find a way.",
+     "It's normal to feel lost when plans fall apart, especially now. You will find a way."),
+    ("Oh, no! Well, that is a hard thing to hear; I am sorry.", "Oh, no! Well, that is a hard thing to hear; I am sorry."),
+    ("I am so sorry to hear that, really, it must", "I am so sorry to hear that, really, it must"),
+]
+
+
+@pytest.mark.parametrize("raw,clean", CLAUSE_CASES)
+def test_a_first_clause_cut_still_reads_like_the_whole(raw, clean):
+    for seed in range(25):
+        rng, splitter, out, i = random.Random(seed), ReplySentences(first_clause_words=4), [], 0
+        while i < len(raw):
+            k = rng.randint(1, 5)
+            out += splitter.feed(raw[i: i + k])
+            i += k
+        out += splitter.close()
+        assert " ".join(out) == clean
+
+
+def test_a_long_first_sentence_is_cut_at_its_first_clause_with_enough_words():
+    splitter = ReplySentences(first_clause_words=4)
+    assert splitter.feed("Oh, I am so sorry") == []  # "Oh," is too short a clause
+    assert splitter.feed(" to hear that,") == []  # a comma needs the white space after it
+    assert splitter.feed(" truly, it") == ["Oh, I am so sorry to hear that,"]
+    assert splitter.feed(" hurts. Is she ok?") == ["truly, it hurts."]  # only the first piece is cut
+    assert splitter.close() == ["Is she ok?"]
+
+
+def test_a_short_first_sentence_is_not_cut():
+    splitter = ReplySentences(first_clause_words=4)
+    assert splitter.feed("Oh, no! Well, I am so sorry, truly. ") == ["Oh, no!", "Well, I am so sorry, truly."]
