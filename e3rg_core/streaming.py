@@ -10,11 +10,13 @@
 2. A writer thread streams the reply from the LLM sentence by sentence (``reply_sentences``); the
    first piece ends at a comma when its first sentence is long (``FIRST_CLAUSE_WORDS``).
 3. A media thread speaks each sentence as soon as it ends (every sentence that is ready by then
-   goes into one piece), pads the piece's audio to whole video frames, hands it out
-   (``SpokenPiece``), then renders the piece's video from where the reply's clock stands
-   (``RenderedPiece``; the animator's ``start_s``); the first piece's first second is rendered on
-   its own, so the face shows up soon. Speaking always goes before rendering, so the voice runs
-   ahead of the face and never waits for it.
+   goes into one piece), pads the piece's audio to whole video frames and hands it out
+   (``SpokenPiece``). It renders the video from where the reply's clock stands (``RenderedPiece``;
+   the animator's ``start_s``): while the LLM writes, a second at a time and only when the voice
+   is about to run past the face (``CHUNK_S``, ``LEAD_S``), since the LLM writes fastest with
+   both cores; once the reply is written, the rest at once. The first second is rendered as soon
+   as the first piece is spoken, so the face shows up soon. Speaking always goes before rendering,
+   so the voice runs ahead of the face and never waits for it.
 4. When the reply is finished, the pieces are joined into the turn's one WAV and one MP4 (the
    video pieces without re-encoding, under the joined audio), and the stage results follow as in
    a turn that was not streamed, so the session stores the same things either way.
@@ -68,8 +70,8 @@ class SpokenPiece:
 class RenderedPiece:
     """A segment of the talking-head video (its own audio track included), in order.
 
-    A spoken piece is one segment, except the first when it is long: its first second is rendered
-    on its own (``FIRST_VIDEO_S``), so the face appears sooner.
+    A spoken piece is shown by one segment or more: while the LLM writes, video is rendered a
+    second (``CHUNK_S``) at a time.
     """
 
     index: int  # the segment's number
@@ -79,8 +81,11 @@ class RenderedPiece:
     at_s: float
 
 
-#: the first spoken piece's video begins with a segment this long, when the piece is longer
-FIRST_VIDEO_S = 1.0
+#: while the LLM writes, the video is rendered in segments this long (the first one always is)
+CHUNK_S = 1.0
+#: ... each one when the voice has less than this much video left ahead of it. llama.cpp writes at
+#: 10 tokens/s on 2 cores and 6 on one, so video rendered early costs the reply more than it saves
+LEAD_S = 0.6
 #: the first piece ends at a comma once it has this many words ("I'm so sorry to hear that," ...)
 FIRST_CLAUSE_WORDS = 4
 
@@ -186,7 +191,7 @@ def _write_reply(pipeline, understander, decided, sentences: queue.Queue, events
 
 
 class _Media:
-    """The media thread: speak each piece as soon as its text is ready, render it when nothing is."""
+    """The media thread: speak each piece as soon as its text is ready, render the video when the voice needs it."""
 
     def __init__(self, pipeline, understanding: Understanding, avatar: "Profile", workdir: Path, fps: float,
                  sentences: queue.Queue, events: queue.Queue, stop: threading.Event, began: float) -> None:
@@ -201,6 +206,8 @@ class _Media:
         self.seconds = {"spoken": 0.0, "rendered": 0.0}
         self.waits = {"spoken": 0.0, "rendered": 0.0}
         self._written = False  # the writer has handed over the whole reply
+        self._voice_began: float | None = None  # when the first piece was handed out (the voice starts)
+        self._rendered_s = 0.0  # seconds of video rendered so far
 
     def run(self) -> None:
         try:
@@ -210,13 +217,14 @@ class _Media:
         finally:
             self.events.put(_DONE)
 
-    def _take_text(self, block: bool) -> list[str] | None:
-        """Every sentence written so far (waiting for one if ``block``); None once the reply is done."""
+    def _take_text(self, block: bool, timeout: float | None = None) -> list[str] | None:
+        """Every sentence written so far (waiting for one if ``block``, up to ``timeout`` s); None once the
+        reply is done."""
         if self._written:
             return None
         ready: list[str] = []
         try:
-            item = self.sentences.get(block=block)
+            item = self.sentences.get(block=block, timeout=timeout)
         except queue.Empty:
             return []
         while True:
@@ -232,13 +240,36 @@ class _Media:
     def _run(self) -> None:
         while not self.stop.is_set():
             unrendered = bool(self.segments) and self.video_failure is None
-            text = self._take_text(block=not unrendered)
+            if unrendered and (self._written or self._lead_s() < LEAD_S):
+                self._render(*self._next_segment())
+                continue
+            # wait for text, or until the voice is about to run past the face
+            timeout = max(0.0, self._lead_s() - LEAD_S) if unrendered else None
+            text = self._take_text(block=True, timeout=timeout)
             if text:
                 self._speak(" ".join(text))
-            elif unrendered:
-                self._render(*self.segments.pop(0))
-            elif text is None:
+            elif text is None and not unrendered:
                 return  # the reply is written, spoken and rendered
+
+    def _lead_s(self) -> float:
+        """Seconds of video rendered ahead of the voice (which began when the first piece was out)."""
+        if self._voice_began is None:
+            return 0.0
+        return self._rendered_s - (time.perf_counter() - self._voice_began)
+
+    def _next_segment(self) -> tuple[int, Speech, float]:
+        """The next video segment to render: a second of it while the LLM writes (and always the first)."""
+        from e3rg_core.speech.pieces import split_speech
+
+        piece, speech, offset = self.segments.pop(0)
+        chunk_s = round(CHUNK_S * self.fps) / self.fps  # whole frames
+        if (self._written and self.rendered) or speech.duration_s < chunk_s + 0.5:
+            return piece, speech, offset
+        n = len(self.rendered)
+        head, tail = split_speech(speech, chunk_s, self.workdir / f"chunk{n:03d}a.wav",
+                                  self.workdir / f"chunk{n:03d}b.wav")
+        self.segments.insert(0, (piece, tail, offset + head.duration_s))
+        return piece, head, offset
 
     def _speak(self, text: str) -> None:
         from e3rg_core.speech import voice_for
@@ -261,18 +292,10 @@ class _Media:
         self.seconds["spoken"] += time.perf_counter() - start - waited
         offset = sum(s.duration_s for s in self.spoken)
         self.spoken.append(speech)
+        if self._voice_began is None:
+            self._voice_began = time.perf_counter()
         self.events.put(SpokenPiece(index, text, speech, offset, time.perf_counter() - self.began))
-        self.segments += self._segments(index, speech, offset)
-
-    def _segments(self, index: int, speech: Speech, offset: float) -> list[tuple[int, Speech, float]]:
-        """What to render for a spoken piece: the piece, or for a long first piece its first second apart."""
-        from e3rg_core.speech.pieces import split_speech
-
-        first_s = round(FIRST_VIDEO_S * self.fps) / self.fps  # whole frames
-        if index > 0 or speech.duration_s < first_s + 0.5:
-            return [(index, speech, offset)]
-        head, tail = split_speech(speech, first_s, self.workdir / "piece000a.wav", self.workdir / "piece000b.wav")
-        return [(index, head, offset), (index, tail, offset + head.duration_s)]
+        self.segments.append((index, speech, offset))
 
     def _render(self, piece: int, speech: Speech, offset: float) -> None:
         from e3rg_core.pipeline import StageFailure
@@ -295,6 +318,7 @@ class _Media:
         self.waits["rendered"] += waited
         self.seconds["rendered"] += time.perf_counter() - start - waited
         self.rendered.append(video)
+        self._rendered_s += video.n_frames / video.fps
         self.events.put(RenderedPiece(index, piece, video, offset, time.perf_counter() - self.began))
 
 
