@@ -11,12 +11,13 @@
    first piece ends at a comma when its first sentence is long (``FIRST_CLAUSE_WORDS``).
 3. A media thread speaks each sentence as soon as it ends (every sentence that is ready by then
    goes into one piece), pads the piece's audio to whole video frames and hands it out
-   (``SpokenPiece``). It renders the video from where the reply's clock stands (``RenderedPiece``;
-   the animator's ``start_s``): while the LLM writes, a second at a time and only when the voice
-   is about to run past the face (``CHUNK_S``, ``LEAD_S``), since the LLM writes fastest with
-   both cores; once the reply is written, the rest at once. The first second is rendered as soon
-   as the first piece is spoken, so the face shows up soon. Speaking always goes before rendering,
-   so the voice runs ahead of the face and never waits for it.
+   (``SpokenPiece``). Whenever it has nothing to speak it renders the video from where the reply's
+   clock stands (``RenderedPiece``; the animator's ``start_s``): a second at a time while the LLM
+   writes (``CHUNK_S``), so a sentence that ends is never stuck behind a long render, and the rest
+   piece by piece once the reply is written. The first second comes as soon as the first piece is
+   spoken, so the face shows up soon. Speaking always goes before rendering, so the voice runs
+   ahead of the face and never waits for it. While it works the LLM computes on a thread fewer
+   (``e3rg_core.cores``).
 4. When the reply is finished, the pieces are joined into the turn's one WAV and one MP4 (the
    video pieces without re-encoding, under the joined audio), and the stage results follow as in
    a turn that was not streamed, so the session stores the same things either way.
@@ -83,9 +84,6 @@ class RenderedPiece:
 
 #: while the LLM writes, the video is rendered in segments this long (the first one always is)
 CHUNK_S = 1.0
-#: ... each one when the voice has less than this much video left ahead of it. llama.cpp writes at
-#: 10 tokens/s on 2 cores and 6 on one, so video rendered early costs the reply more than it saves
-LEAD_S = 0.6
 #: the first piece ends at a comma once it has this many words ("I'm so sorry to hear that," ...)
 FIRST_CLAUSE_WORDS = 4
 
@@ -191,7 +189,7 @@ def _write_reply(pipeline, understander, decided, sentences: queue.Queue, events
 
 
 class _Media:
-    """The media thread: speak each piece as soon as its text is ready, render the video when the voice needs it."""
+    """The media thread: speak each piece as soon as its text is ready, render the video when nothing is."""
 
     def __init__(self, pipeline, understanding: Understanding, avatar: "Profile", workdir: Path, fps: float,
                  sentences: queue.Queue, events: queue.Queue, stop: threading.Event, began: float) -> None:
@@ -206,8 +204,6 @@ class _Media:
         self.seconds = {"spoken": 0.0, "rendered": 0.0}
         self.waits = {"spoken": 0.0, "rendered": 0.0}
         self._written = False  # the writer has handed over the whole reply
-        self._voice_began: float | None = None  # when the first piece was handed out (the voice starts)
-        self._rendered_s = 0.0  # seconds of video rendered so far
 
     def run(self) -> None:
         try:
@@ -217,14 +213,13 @@ class _Media:
         finally:
             self.events.put(_DONE)
 
-    def _take_text(self, block: bool, timeout: float | None = None) -> list[str] | None:
-        """Every sentence written so far (waiting for one if ``block``, up to ``timeout`` s); None once the
-        reply is done."""
+    def _take_text(self, block: bool) -> list[str] | None:
+        """Every sentence written so far (waiting for one if ``block``); None once the reply is done."""
         if self._written:
             return None
         ready: list[str] = []
         try:
-            item = self.sentences.get(block=block, timeout=timeout)
+            item = self.sentences.get(block=block)
         except queue.Empty:
             return []
         while True:
@@ -240,22 +235,13 @@ class _Media:
     def _run(self) -> None:
         while not self.stop.is_set():
             unrendered = bool(self.segments) and self.video_failure is None
-            if unrendered and (self._written or self._lead_s() < LEAD_S):
-                self._render(*self._next_segment())
-                continue
-            # wait for text, or until the voice is about to run past the face
-            timeout = max(0.0, self._lead_s() - LEAD_S) if unrendered else None
-            text = self._take_text(block=True, timeout=timeout)
+            text = self._take_text(block=not unrendered)
             if text:
                 self._speak(" ".join(text))
-            elif text is None and not unrendered:
+            elif unrendered:
+                self._render(*self._next_segment())
+            elif text is None:
                 return  # the reply is written, spoken and rendered
-
-    def _lead_s(self) -> float:
-        """Seconds of video rendered ahead of the voice (which began when the first piece was out)."""
-        if self._voice_began is None:
-            return 0.0
-        return self._rendered_s - (time.perf_counter() - self._voice_began)
 
     def _next_segment(self) -> tuple[int, Speech, float]:
         """The next video segment to render: a second of it while the LLM writes (and always the first)."""
@@ -292,8 +278,6 @@ class _Media:
         self.seconds["spoken"] += time.perf_counter() - start - waited
         offset = sum(s.duration_s for s in self.spoken)
         self.spoken.append(speech)
-        if self._voice_began is None:
-            self._voice_began = time.perf_counter()
         self.events.put(SpokenPiece(index, text, speech, offset, time.perf_counter() - self.began))
         self.segments.append((index, speech, offset))
 
@@ -318,7 +302,6 @@ class _Media:
         self.waits["rendered"] += waited
         self.seconds["rendered"] += time.perf_counter() - start - waited
         self.rendered.append(video)
-        self._rendered_s += video.n_frames / video.fps
         self.events.put(RenderedPiece(index, piece, video, offset, time.perf_counter() - self.began))
 
 

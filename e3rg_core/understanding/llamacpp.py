@@ -271,13 +271,14 @@ class LlamaCppChat:
         """The streamed completion, each token computed on as many threads as ``cores`` allows then."""
         chunks = self._llm.create_chat_completion(payload, stream=True, **kwargs)
         try:
-            while True:
-                self._fit_threads()
-                try:
-                    chunk = next(chunks)  # evaluates the previous token and samples the next
-                except StopIteration:
-                    return
-                yield chunk
+            with cores.writing():
+                while True:
+                    self._fit_threads()
+                    try:
+                        chunk = next(chunks)  # evaluates the previous token and samples the next
+                    except StopIteration:
+                        return
+                    yield chunk
         except ValueError as exc:  # llama-cpp-python raises ValueError for context overflow
             raise BackendFailed(f"llama.cpp could not answer: {exc}") from exc
         finally:
