@@ -23,17 +23,20 @@ CASES = [
 ]
 
 
+def _fed_in_random_pieces(raw: str, splitter: ReplySentences, seed: int) -> list[str]:
+    rng, out, i = random.Random(seed), [], 0
+    while i < len(raw):
+        k = rng.randint(1, 5)
+        out += splitter.feed(raw[i: i + k])
+        i += k
+    return out + splitter.close()
+
+
 @pytest.mark.parametrize("raw,clean", CASES)
 def test_any_split_into_pieces_reads_like_the_whole(raw, clean):
     assert clean_reply(raw) == clean
     for seed in range(25):
-        rng, splitter, out, i = random.Random(seed), ReplySentences(), [], 0
-        while i < len(raw):
-            k = rng.randint(1, 5)
-            out += splitter.feed(raw[i: i + k])
-            i += k
-        out += splitter.close()
-        assert " ".join(out) == clean
+        assert " ".join(_fed_in_random_pieces(raw, ReplySentences(), seed)) == clean
 
 
 def test_a_sentence_is_out_as_soon_as_white_space_follows_its_end():
@@ -63,13 +66,7 @@ CLAUSE_CASES = CASES + [
 @pytest.mark.parametrize("raw,clean", CLAUSE_CASES)
 def test_a_first_clause_cut_still_reads_like_the_whole(raw, clean):
     for seed in range(25):
-        rng, splitter, out, i = random.Random(seed), ReplySentences(first_clause_words=4), [], 0
-        while i < len(raw):
-            k = rng.randint(1, 5)
-            out += splitter.feed(raw[i: i + k])
-            i += k
-        out += splitter.close()
-        assert " ".join(out) == clean
+        assert " ".join(_fed_in_random_pieces(raw, ReplySentences(first_clause_words=4), seed)) == clean
 
 
 def test_a_long_first_sentence_is_cut_at_its_first_clause_with_enough_words():
