@@ -18,9 +18,10 @@
    spoken, so the face shows up soon. Speaking always goes before rendering, so the voice runs
    ahead of the face and never waits for it. While it works the LLM computes on a thread fewer
    (``e3rg_core.cores``).
-4. When the reply is finished, the pieces are joined into the turn's one WAV and one MP4 (the
-   video pieces without re-encoding, under the joined audio), and the stage results follow as in
-   a turn that was not streamed, so the session stores the same things either way.
+4. When the reply is finished, the pieces are joined into the turn's one WAV (as soon as the last
+   piece is spoken; its AAC is encoded in the background while the last video renders) and one
+   MP4 (the video pieces without re-encoding, under the joined audio), and the stage results
+   follow as in a turn that was not streamed, so the session stores the same things either way.
 
 The video stays optional: a piece that fails to render, or rendering that runs past
 ``video.timeout_s``, stops the video (a ``StageFailure``); the voice goes on. A failure to
@@ -145,10 +146,8 @@ def stream_turn(pipeline: "Pipeline", request: "TurnRequest", workdir: Path) -> 
     reply_s = written.get("reply_s", 0.0)
     understanding = understander.finish(decided, reply, reply_s=reply_s)
     yield StageResult("understood", understanding, understanding.timings_s.get("emotion_s", 0.0) + reply_s)
-    from e3rg_core.speech.pieces import join_speech
-
     start = time.perf_counter()
-    speech = join_speech(media.spoken, workdir / "reply.wav")
+    speech = media.join_voice()  # joined when the last piece was spoken, unless the turn ended otherwise
     yield StageResult("spoken", speech, media.seconds["spoken"] + time.perf_counter() - start, media.waits["spoken"])
     video: Any
     start = time.perf_counter()
@@ -156,7 +155,7 @@ def stream_turn(pipeline: "Pipeline", request: "TurnRequest", workdir: Path) -> 
         video = media.video_failure
     else:
         try:
-            video = _join_video(media.rendered, speech, workdir / "reply.mp4")
+            video = _join_video(media.rendered, speech, workdir / "reply.mp4", media.aac)
         except Exception as exc:  # noqa: BLE001 - the video is optional: the turn keeps its voice
             logger.exception("joining the video pieces failed; the turn goes on without video")
             video = StageFailure("rendered", f"the video could not be made: {exc}")
@@ -204,6 +203,8 @@ class _Media:
         self.seconds = {"spoken": 0.0, "rendered": 0.0}
         self.waits = {"spoken": 0.0, "rendered": 0.0}
         self._written = False  # the writer has handed over the whole reply
+        self.voice: Speech | None = None  # the whole reply's WAV, once it is all spoken
+        self.aac = None  # its AAC (an AacEncoding), for the joined MP4
 
     def run(self) -> None:
         try:
@@ -234,6 +235,8 @@ class _Media:
 
     def _run(self) -> None:
         while not self.stop.is_set():
+            if self._written and self.spoken:
+                self.join_voice()
             unrendered = bool(self.segments) and self.video_failure is None
             text = self._take_text(block=not unrendered)
             if text:
@@ -241,7 +244,26 @@ class _Media:
             elif unrendered:
                 self._render(*self._next_segment())
             elif text is None:
+                if self.spoken:
+                    self.join_voice()
                 return  # the reply is written, spoken and rendered
+
+    def join_voice(self) -> Speech:
+        """The reply's one WAV, joined from the pieces once (when the last one is spoken); its AAC for
+        the MP4 starts encoding in the background then, while the last pieces' video renders."""
+        if self.voice is None:
+            from e3rg_core.media.mp4 import AacEncoding
+            from e3rg_core.speech.pieces import join_speech
+
+            start = time.perf_counter()
+            self.voice = join_speech(self.spoken, self.workdir / "reply.wav")
+            self.seconds["spoken"] += time.perf_counter() - start
+            if self.video_failure is None:
+                try:
+                    self.aac = AacEncoding(self.voice.wav_path, self.workdir / "reply.m4a")
+                except Exception:  # noqa: BLE001 - the join encodes the audio itself then
+                    logger.exception("could not start encoding the reply's audio; the join will")
+        return self.voice
 
     def _next_segment(self) -> tuple[int, Speech, float]:
         """The next video segment to render: a second of it while the LLM writes (and always the first)."""
@@ -305,10 +327,17 @@ class _Media:
         self.events.put(RenderedPiece(index, piece, video, offset, time.perf_counter() - self.began))
 
 
-def _join_video(parts: list[Video], speech: Speech, out_path: Path) -> Video:
+def _join_video(parts: list[Video], speech: Speech, out_path: Path, aac=None) -> Video:
+    from e3rg_core.errors import BackendFailed
     from e3rg_core.media.mp4 import concat_mp4
 
-    concat_mp4([v.mp4_path for v in parts], out_path, audio_path=speech.wav_path,
+    audio, copy_audio = Path(speech.wav_path), False
+    if aac is not None:
+        try:
+            audio, copy_audio = aac.result(), True
+        except BackendFailed:
+            logger.exception("the reply's audio was not encoded in the background; encoding it now")
+    concat_mp4([v.mp4_path for v in parts], out_path, audio_path=audio, copy_audio=copy_audio,
                durations_s=[v.n_frames / v.fps for v in parts])
     n_frames = sum(v.n_frames for v in parts)
     first = parts[0]

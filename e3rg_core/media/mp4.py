@@ -155,9 +155,29 @@ def probe(path: Path) -> MediaInfo:
                      audio_codec=audio.group(1) if audio else None, audio_duration_s=audio_s)
 
 
-def concat_mp4(parts: Sequence[Path], out_path: Path, *, audio_path: Path, durations_s: Sequence[float]) -> Path:
+class AacEncoding:
+    """A WAV encoded to AAC (an .m4a file) by ffmpeg in the background, while other work goes on."""
+
+    def __init__(self, wav_path: Path, out_path: Path, *, bitrate_kbps: int = 128) -> None:
+        self.out_path = Path(out_path)
+        cmd = [ffmpeg_exe(), "-nostdin", "-y", "-loglevel", "error", "-i", str(wav_path), "-vn", "-c:a", "aac",
+               "-b:a", f"{bitrate_kbps}k", str(self.out_path)]
+        self._process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE)
+
+    def result(self) -> Path:
+        """The .m4a once ffmpeg is done; ``BackendFailed`` with its message if it failed."""
+        _, err = self._process.communicate()
+        if self._process.returncode != 0:
+            raise BackendFailed(f"ffmpeg could not encode {self.out_path.name}: {err.decode(errors='replace')[-300:]}")
+        return self.out_path
+
+
+def concat_mp4(parts: Sequence[Path], out_path: Path, *, audio_path: Path, durations_s: Sequence[float],
+               copy_audio: bool = False) -> Path:
     """Join MP4 clips of one encoder (same size, rate and codec) without re-encoding the video,
-    under one audio track (``audio_path``, encoded once so no AAC priming gap falls between clips).
+    under one audio track (``audio_path``, encoded once so no AAC priming gap falls between clips;
+    with ``copy_audio`` it is already AAC, an ``AacEncoding``'s .m4a, and is copied).
 
     ``durations_s`` are the clips' video lengths: each clip starts where the last one's video ends
     (left to itself the concat demuxer would start it after the clip's longer, AAC-padded audio).
@@ -173,7 +193,8 @@ def concat_mp4(parts: Sequence[Path], out_path: Path, *, audio_path: Path, durat
     cmd = [ffmpeg_exe(), "-nostdin", "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i", str(listing),
            "-i", str(audio_path), "-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy",
            # the joined stream would start a frame late (the clips' B-frame delay): start it at zero
-           "-bsf:v", "setts=pts=PTS-STARTPTS:dts=DTS-STARTPTS", "-c:a", "aac", "-b:a", "128k",
+           "-bsf:v", "setts=pts=PTS-STARTPTS:dts=DTS-STARTPTS",
+           *(["-c:a", "copy"] if copy_audio else ["-c:a", "aac", "-b:a", "128k"]),
            "-movflags", "+faststart", str(tmp)]
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, check=False)

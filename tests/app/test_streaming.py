@@ -100,6 +100,7 @@ def test_the_voice_begins_before_the_reply_is_written_and_the_pieces_make_the_wh
     info = probe(video.mp4_path)
     assert info.n_frames == sum(r.video.n_frames for r in rendered) == video.n_frames
     assert info.audio_duration_s == pytest.approx(speech.duration_s, abs=0.05)  # one audio track, in sync
+    assert (tmp_path / "reply.m4a").is_file()  # encoded while the last video rendered, copied by the join
     assert chat.calls - calls_before == 2  # one emotion vote, one reply: nothing asked twice
     assert _stream_threads() == []
 

@@ -59,3 +59,30 @@ def test_an_error_inside_the_block_removes_the_partial_file(tmp_path):
             writer.write(next(_frames(1)))
             raise RuntimeError("renderer failed")
     assert not (tmp_path / "p.mp4").exists()
+
+
+@pytest.mark.parametrize("pre_encoded", [False, True])
+def test_clips_join_under_one_audio_track_encoded_at_the_join_or_before(tmp_path, pre_encoded):
+    from e3rg_core.media.mp4 import AacEncoding, concat_mp4
+
+    rate = 22050
+    t = np.arange(int(2.0 * rate)) / rate
+    soundfile.write(str(tmp_path / "a.wav"), (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), rate)
+    clips = []
+    for k, n in enumerate((25, 25)):
+        clips.append(tmp_path / f"c{k}.mp4")
+        with Mp4Writer(clips[-1], width=64, height=64, fps=25, audio_path=None, preset="ultrafast") as writer:
+            for frame in _frames(n):
+                writer.write(frame)
+    audio = AacEncoding(tmp_path / "a.wav", tmp_path / "a.m4a").result() if pre_encoded else tmp_path / "a.wav"
+    concat_mp4(clips, tmp_path / "j.mp4", audio_path=audio, durations_s=[1.0, 1.0], copy_audio=pre_encoded)
+    info = probe(tmp_path / "j.mp4")
+    assert info.n_frames == 50 and info.audio_codec == "aac"
+    assert info.audio_duration_s == pytest.approx(2.0, abs=0.04)
+
+
+def test_a_failed_background_audio_encoding_says_so(tmp_path):
+    from e3rg_core.media.mp4 import AacEncoding
+
+    with pytest.raises(BackendFailed, match="could not encode"):
+        AacEncoding(tmp_path / "missing.wav", tmp_path / "a.m4a").result()
