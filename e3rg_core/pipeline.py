@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -127,11 +127,8 @@ class Pipeline:
         with self._locks[stage]:
             waited = time.perf_counter() - start
             _WAIT.s = getattr(_WAIT, "s", 0.0) + waited
-            if stage == "understood":
+            with nullcontext() if stage == "understood" else cores.busy():
                 yield waited
-            else:
-                with cores.busy():
-                    yield waited
 
     # -- the models, loaded on first use ------------------------------------------------------
     def understander(self) -> Any:

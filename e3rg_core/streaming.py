@@ -235,17 +235,16 @@ class _Media:
 
     def _run(self) -> None:
         while not self.stop.is_set():
-            if self._written and self.spoken:
-                self.join_voice()
             unrendered = bool(self.segments) and self.video_failure is None
             text = self._take_text(block=not unrendered)
             if text:
                 self._speak(" ".join(text))
-            elif unrendered:
+                continue
+            if text is None and self.spoken:
+                self.join_voice()  # all spoken: its AAC encodes while the rest of the video renders
+            if unrendered:
                 self._render(*self._next_segment())
             elif text is None:
-                if self.spoken:
-                    self.join_voice()
                 return  # the reply is written, spoken and rendered
 
     def join_voice(self) -> Speech:

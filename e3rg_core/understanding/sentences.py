@@ -89,7 +89,6 @@ class ReplySentences:
         self._count += 1
         return [rest]
 
-
     def _first_clause(self, body: str) -> list[str]:
         """The first piece cut at a clause, if it has enough words there before its sentence ends."""
         if not self._clause_words or self._emitted:
