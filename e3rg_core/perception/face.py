@@ -48,6 +48,12 @@ FER_TO_COARSE: dict[str, str] = {
     "sad": "sad", "surprise": "surprised", "neutral": "neutral",
 }
 FER_LABELS: tuple[str, ...] = tuple(FER_TO_COARSE)
+#: the share of each class among FER2013's 35,887 faces (Goodfellow et al. 2013, "Challenges in
+#: representation learning"), the model's training prior: its outputs lean towards the frequent classes
+#: (happy, neutral) and away from disgust. The emotion vote divides a reading by it (``fusion.coarse_vote``).
+FER2013_COUNTS: dict[str, int] = {"angry": 4953, "disgusted": 547, "fear": 5121, "happy": 8989, "sad": 6077,
+                                  "surprised": 4002, "neutral": 6198}
+CLASS_PRIOR: dict[str, float] = {c: n / sum(FER2013_COUNTS.values()) for c, n in FER2013_COUNTS.items()}
 INPUT_PX = 64
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in image pixels
 MAX_SIDE_PX = 640  # sampled frames are downscaled to this; BlazeFace reads 128 px anyway

@@ -26,8 +26,8 @@ from e3rg_core.types import EmotionVote
 
 logger = logging.getLogger(__name__)
 
-#: share of a face or voice vote spread evenly over all 36 labels, so one reader can tilt the vote
-#: but never veto a label outright
+#: share of a face or voice vote that is no evidence at all (a likelihood of 1 for every label), so one
+#: reader can tilt the vote but never veto a label outright
 FLOOR = 0.1
 
 
@@ -51,25 +51,37 @@ class Perception:
 
 
 def coarse_vote(voter: str, distribution: Mapping[str, float], *, raw: str, seconds: float,
-                map_name: str = "hit") -> EmotionVote:
+                prior: Mapping[str, float] | None = None, map_name: str = "hit") -> EmotionVote:
     """A reader's distribution over the coarse classes as a vote over the 36 labels.
 
-    Each class's probability is shared evenly by the labels of that class (under ``map_name``), then
-    mixed with ``FLOOR`` spread over all labels. The vote's label is the top class's own label.
+    The soft vote multiplies the voters' scores (a product of experts), and a text voter's scores are
+    already a posterior with its own prior; so a reader adds its evidence, its likelihood, not a second
+    prior. Its probability for each class is divided by ``prior``, the class frequencies its model
+    learnt from (uniform over ``COARSE`` when ``None``: a reader built by hand, with no training
+    prior), as hybrid speech recognisers turn a network's posteriors into scaled likelihoods. Every
+    label of a class gets its class's likelihood: a reading of "sad" backs "lonely" and "devastated" as
+    much as "sad" itself (an even split among the labels would make the one "neutral" label outweigh
+    the nine sad ones). A class the reader cannot tell (missing from ``prior``: contempt for the face
+    model) gets likelihood 1, the prior-weighted mean, i.e. no evidence either way. ``FLOOR`` of the
+    likelihood is 1 for every label; the scores are normalised to sum to 1. The vote's label is the
+    reading's top class (its own label, or the most likely label of that class).
     """
-    total = sum(max(0.0, float(distribution.get(c, 0.0))) for c in COARSE)
+    if prior is None:
+        prior = {c: 1.0 / len(COARSE) for c in COARSE}
+    known = [c for c in COARSE if c in prior]
+    total = sum(max(0.0, float(distribution.get(c, 0.0))) for c in known)
     if total <= 0:
         raise ValueError(f"{voter}: an empty distribution cannot vote")
+    likelihood = {c: max(0.0, float(distribution.get(c, 0.0))) / total / float(prior[c]) if c in prior else 1.0
+                  for c in COARSE}
     members: dict[str, list[str]] = {c: [] for c in COARSE}
     for label in CANDIDATES:
         members[coarse_of(label, map_name=map_name)].append(label)
-    scores = {label: FLOOR / len(CANDIDATES) for label in CANDIDATES}
-    for c in COARSE:
-        share = max(0.0, float(distribution.get(c, 0.0))) / total
-        for label in members[c]:
-            scores[label] += (1 - FLOOR) * share / len(members[c])
-    top = max(COARSE, key=lambda c: distribution.get(c, 0.0))
-    label = top if top in CANDIDATES else max(members[top], key=scores.get)
+    scores = {label: FLOOR + (1 - FLOOR) * likelihood[coarse_of(label, map_name=map_name)] for label in CANDIDATES}
+    z = sum(scores.values())
+    scores = {label: v / z for label, v in scores.items()}
+    top = max(known, key=lambda c: distribution.get(c, 0.0))
+    label = top if top in CANDIDATES else members[top][0]
     return EmotionVote(voter, label, raw, True, seconds, scores)
 
 
@@ -187,8 +199,11 @@ class Perceiver:
         out = []
         if perception.face_used() and p.face_weight > 0:
             f = perception.face
+            from e3rg_core.perception.face import CLASS_PRIOR
+
             out.append((coarse_vote("face", f.distribution, raw=f"face: {f.top} {f.confidence:.2f}",
-                                    seconds=perception.timings_s.get("face", 0.0), map_name=map_name),
+                                    seconds=perception.timings_s.get("face", 0.0), prior=CLASS_PRIOR,
+                                    map_name=map_name),
                         p.face_weight))
         if perception.voice_used() and p.voice_weight > 0:
             v = perception.voice

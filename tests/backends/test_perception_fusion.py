@@ -4,12 +4,12 @@ The clips are made from e3rg's own parts: Margaret animated with an emotion, mou
 silence: the expression model, trained on still faces, is not asked to read a talking one), with a
 neutral sentence in the embedded voice as their sound track.
 
-Anger shows the shift against the text alone: the model reads the angry face as angry 0.73. Sadness
-is read, but not as the face's top class: the sad face reads neutral 0.58, sad 0.30 (the neutral face:
-sad 0.04; ``bench/reports/face_expression.json``). In the vote, a product of experts, that face mostly
-adds neutral, so against the text alone the sad share stays where it was (measured 0.043 vs 0.046);
-what it does show is that the face's sadness reaches the vote: the same sentence over the neutral face
-gives sad 0.017.
+Both faces move the vote against the text alone, the sentence typed. The model reads the angry face as
+angry 0.73. The sad face it reads as neutral 0.58, sad 0.30 (the neutral face: neutral 0.90, sad 0.04;
+``bench/reports/face_expression.json``), and that is evidence for sadness all the same: the model says
+neutral far more often than the shares of its training faces would have it, so the vote divides the
+reading by those shares (``fusion.coarse_vote``). Measured: sad 0.046 from the text alone, 0.103 with
+the sad face, 0.042 with the neutral one.
 """
 
 from __future__ import annotations
@@ -91,9 +91,10 @@ def test_a_webcam_turn_is_heard_seen_and_moves_the_emotion(pipeline, angry_clip,
     assert seen.coarse_distribution.get("angry", 0) > 2 * text_only.coarse_distribution.get("angry", 0)
 
 
-def test_a_sad_face_reaches_the_vote(pipeline, webcam_clip, tmp_path):
-    """The same sentence over a sad face and over a neutral one: the sad face moves the vote towards sad."""
-    shares = {}
+def test_a_sad_face_moves_the_vote_towards_sad(pipeline, webcam_clip, tmp_path):
+    """The same sentence typed, over a sad face, and over a neutral face."""
+    text_only = pipeline.understand(pipeline.hear(TurnRequest(text=SENTENCE), tmp_path), TurnRequest(text=SENTENCE))
+    shares = {"text": text_only.coarse_distribution.get("sad", 0.0)}
     for emotion in ("sad", "neutral"):
         request = TurnRequest(video_path=webcam_clip(emotion))
         heard = pipeline.hear(request, tmp_path)
@@ -106,7 +107,8 @@ def test_a_sad_face_reaches_the_vote(pipeline, webcam_clip, tmp_path):
         seen = pipeline.understand(heard, request)
         assert [v.voter for v in seen.votes] == ["minilm", "face", "voice"]
         shares[emotion] = seen.coarse_distribution.get("sad", 0.0)
-    assert shares["sad"] > 2 * shares["neutral"], shares  # measured 0.043 vs 0.017
+    # measured 0.103 with the sad face, 0.046 from the text alone, 0.042 with the neutral face
+    assert shares["sad"] > 1.5 * shares["text"] and shares["sad"] > 1.5 * shares["neutral"], shares
 
 
 def test_the_face_can_be_only_a_cue(pipeline, angry_clip, tmp_path, monkeypatch):

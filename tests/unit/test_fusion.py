@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from e3rg_core.config import load_config
-from e3rg_core.emotions import CANDIDATES, coarse_of
+from e3rg_core.emotions import CANDIDATES, COARSE, coarse_of
 from e3rg_core.errors import InputError
 from e3rg_core.perception.asr import Transcript
+from e3rg_core.perception.face import CLASS_PRIOR
 from e3rg_core.perception.consistency import Consistency, face_agrees, voice_agrees
 from e3rg_core.perception.fusion import FLOOR, Perceiver, Perception, coarse_vote, describe
 
@@ -35,17 +36,38 @@ class Voice:
     note: str = ""
 
 
-def test_a_coarse_reading_becomes_a_vote_over_all_labels():
-    vote = coarse_vote("face", {"sad": 0.7, "happy": 0.3}, raw="face: sad 0.70", seconds=0.1)
-    assert vote.label == "sad" and vote.voter == "face" and vote.valid
+def _by_class(scores: dict) -> dict:
+    return {c: {round(p, 12) for label, p in scores.items() if coarse_of(label) == c} for c in COARSE}
+
+
+def test_a_coarse_reading_becomes_a_likelihood_over_all_labels():
+    vote = coarse_vote("voice", {"sad": 0.7, "happy": 0.3}, raw="voice: quiet", seconds=0.1)
+    assert vote.label == "sad" and vote.voter == "voice" and vote.valid
     assert set(vote.scores) == set(CANDIDATES) and sum(vote.scores.values()) == pytest.approx(1.0)
-    assert min(vote.scores.values()) == pytest.approx(FLOOR / len(CANDIDATES))  # no label is vetoed
-    by_class = {}
-    for label, p in vote.scores.items():
-        by_class[coarse_of(label)] = by_class.get(coarse_of(label), 0.0) + p
-    assert by_class["sad"] > by_class["happy"] > by_class["angry"]
+    per_class = _by_class(vote.scores)
+    assert all(len(scores) == 1 for scores in per_class.values())  # every label of a class scores alike
+    score = {c: next(iter(s)) for c, s in per_class.items()}
+    # no prior: the reading is the likelihood (x 8 classes), mixed with FLOOR of "no evidence" (1)
+    for c, p in {"sad": 0.7, "happy": 0.3, "angry": 0.0}.items():
+        assert score[c] / score["angry"] == pytest.approx((FLOOR + (1 - FLOOR) * 8 * p) / FLOOR)
+    assert score["angry"] > 0  # no label is vetoed
     with pytest.raises(ValueError, match="empty"):
         coarse_vote("voice", {}, raw="", seconds=0.0)
+
+
+def test_a_model_reading_is_divided_by_its_training_prior():
+    """A face read "neutral 0.6, sad 0.4" backs sadness more: the model says neutral far more often."""
+    prior = {"neutral": 0.4, "sad": 0.1, "happy": 0.5}  # no contempt: the model cannot tell it
+    vote = coarse_vote("face", {"neutral": 0.6, "sad": 0.4}, raw="face", seconds=0.0, prior=prior)
+    score = {c: next(iter(s)) for c, s in _by_class(vote.scores).items()}
+    assert score["sad"] / score["neutral"] == pytest.approx((FLOOR + (1 - FLOOR) * 4.0) / (FLOOR + (1 - FLOOR) * 1.5))
+    assert score["contempt"] / score["happy"] == pytest.approx(1.0 / FLOOR)  # no evidence either way: 1
+    assert vote.label == "neutral"  # the label is what the face showed most, not the likelihood's top
+
+
+def test_the_face_prior_is_fer2013s_class_shares():
+    assert set(CLASS_PRIOR) == set(COARSE) - {"contempt"} and sum(CLASS_PRIOR.values()) == pytest.approx(1.0)
+    assert max(CLASS_PRIOR, key=CLASS_PRIOR.get) == "happy" and min(CLASS_PRIOR, key=CLASS_PRIOR.get) == "disgusted"
 
 
 def test_cues_for_the_prompt():
