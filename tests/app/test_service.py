@@ -258,7 +258,7 @@ def test_turns_of_two_users_overlap_safely(service):
         assert all(Path(p).is_file() for t in turns for p in t.media.values())
 
 
-def test_the_avatar_checks_its_own_face_and_voice(service, monkeypatch):
+def test_the_avatar_checks_its_own_face_and_voice(service, monkeypatch, tmp_path):
     from dataclasses import replace
 
     config = service.pipeline.config
@@ -270,6 +270,11 @@ def test_the_avatar_checks_its_own_face_and_voice(service, monkeypatch):
     check = events[4].value
     assert check.intended == "sad" and check.voice_ok is True and check.voice_arousal < 0  # the sad voice is calmer
     assert check.face_top is not None and 0.0 <= check.face_p <= 1.0
+    # judged against Margaret's own neutral face, rendered and read once for every later turn
+    renderer = service.pipeline.renderer()
+    monkeypatch.setattr(renderer, "render", lambda *a, **k: pytest.fail("the neutral face was rendered again"))
+    neutral = service.pipeline.neutral_face(service.pipeline.library.get("margaret"), tmp_path)
+    assert neutral is not None and check.face_rise == pytest.approx(check.face_p - neutral["sad"])
     details = events[-1].turn.record.details
     assert details["consistency"]["voice_ok"] is True and details["consistency_summary"].startswith("meant sad")
     title = views.chat_messages(service.session(session.info.id).turns)[1]["metadata"]["title"]

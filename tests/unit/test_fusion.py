@@ -94,12 +94,17 @@ def test_voice_self_check(intended, change, ok):
 def test_face_self_check_and_summary():
     assert face_agrees("sad", {"sad": 0.5, "neutral": 0.3, "happy": 0.2})
     assert not face_agrees("sad", {"neutral": 0.5, "sad": 0.3, "happy": 0.2})  # no baseline: must be on top
-    smiling_portrait = {"happy": 0.8, "sad": 0.05, "neutral": 0.15}
-    assert face_agrees("sad", {"happy": 0.6, "sad": 0.2, "neutral": 0.2}, smiling_portrait)  # rose by 0.15
-    assert not face_agrees("sad", {"happy": 0.8, "sad": 0.07, "neutral": 0.13}, smiling_portrait)
-    text = Consistency("sad", face_top="neutral", face_p=0.3, face_ok=True, voice_arousal=-0.4, voice_ok=True).summary()
-    assert text == "meant sad: face ✓ reads neutral (p(sad) 0.30); voice ✓ arousal -0.40 vs neutral"
+    smiling = {"happy": 0.8, "sad": 0.05, "angry": 0.0, "neutral": 0.15}  # the avatar's own neutral face
+    assert face_agrees("sad", {"happy": 0.6, "sad": 0.2, "angry": 0.0, "neutral": 0.2}, smiling)  # sad rose most
+    assert not face_agrees("sad", {"happy": 0.6, "sad": 0.1, "angry": 0.15, "neutral": 0.15}, smiling)  # angry rose more
+    assert not face_agrees("sad", {"happy": 0.8, "sad": 0.07, "angry": 0.0, "neutral": 0.13}, smiling)  # too little
+    assert face_agrees("neutral", {"happy": 0.82, "sad": 0.05, "angry": 0.0, "neutral": 0.13}, smiling)  # as it was
+    assert not face_agrees("neutral", {"happy": 0.7, "sad": 0.0, "angry": 0.2, "neutral": 0.1}, smiling)
+    text = Consistency("sad", face_top="neutral", face_p=0.3, face_rise=0.21, face_ok=True, voice_arousal=-0.4,
+                       voice_ok=True).summary()
+    assert text == "meant sad: face ✓ reads neutral (p(sad) 0.30, +0.21 over neutral); voice ✓ arousal -0.40 vs neutral"
     assert "face ? not read" in Consistency("happy").summary()
+    assert "over neutral" not in Consistency("sad", face_top="sad", face_p=0.6, face_ok=True).summary()
 
 
 class SlowWhisper:
