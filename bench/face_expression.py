@@ -109,23 +109,16 @@ def _confusion(readings: dict, avatars: list[str], mode: str) -> dict:
 def _self_check(folder: Path) -> dict:
     """Each shipped avatar's reply in each emotion, rendered and checked as a turn would be."""
     from e3rg_core.config import load_config
+    from e3rg_core.perception.consistency import check_avatar
     from e3rg_core.pipeline import Pipeline
-    from e3rg_core.speech import voice_for
 
     pipeline = Pipeline(load_config(environ={"E3RG_CACHE_DIR": str(folder / "pipeline")}))
     per_avatar, agreed = {}, {e: 0 for e in EMOTIONS}
     for profile in map(pipeline.library.get, pipeline.library.shipped_ids()):
-        voice = voice_for(profile)
-        speaker = pipeline.speaker(voice.backend)
-        work = folder / profile.id
-        work.mkdir()
-        neutral = pipeline.neutral_face(profile, work)
+        checks = check_avatar(pipeline, profile, text=REPLY, emotions=EMOTIONS, workdir=folder / profile.id)
+        neutral = pipeline.neutral_face(profile, folder / profile.id)
         rows = {}
-        for emotion in EMOTIONS:
-            speech = speaker.synthesize(REPLY, emotion=emotion, intensity=1.0, voice=voice,
-                                        out_path=work / f"{emotion}.wav")
-            video = pipeline.render(speech, profile, work / f"{emotion}.mp4")
-            check = pipeline.check(speech, video, profile, work)
+        for emotion, check in checks.items():
             agreed[emotion] += bool(check.face_ok)
             rows[emotion] = {"face_ok": check.face_ok, "face_top": check.face_top,
                              "face_p": round(check.face_p, 3) if check.face_p is not None else None,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 #: the direction each class should move the voice's arousal, against the same text said neutrally:
 #: 1 up, -1 down, 0 little either way, "calm" not up (disgust and contempt are slower and lower in
@@ -125,3 +125,22 @@ def check_output(*, intended: str, video_path: Path | None, wav_path: Path | Non
                 voice_ok = voice_agrees(intended, arousal)
     return Consistency(intended=intended, face_top=face_top, face_p=face_p, face_rise=face_rise, face_ok=face_ok,
                        voice_arousal=arousal, voice_ok=voice_ok, seconds=time.perf_counter() - start)
+
+
+def check_avatar(pipeline: Any, profile: Any, *, text: str, emotions: Sequence[str], workdir: Path,
+                 intensity: float = 1.0) -> dict[str, Consistency]:
+    """Which emotions an avatar's face and voice carry: ``text`` spoken and rendered in each of ``emotions``
+    through ``pipeline`` (a ``Pipeline``) and checked as a turn is (``Pipeline.check``)."""
+    from e3rg_core.speech import voice_for
+
+    voice = voice_for(profile)
+    speaker = pipeline.speaker(voice.backend)
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    checks = {}
+    for emotion in emotions:
+        speech = speaker.synthesize(text, emotion=emotion, intensity=intensity, voice=voice,
+                                    out_path=workdir / f"{emotion}.wav")
+        video = pipeline.render(speech, profile, workdir / f"{emotion}.mp4")
+        checks[emotion] = pipeline.check(speech, video, profile, workdir)
+    return checks

@@ -6,7 +6,8 @@ confusion matrix. Measured there: Margaret's face (the one portrait that does no
 rendered in neutral, happy, surprised and angry, and her sad and fear are the classes that rise most
 over her neutral; happy is read on every avatar. Nova's broad smile and Walter's raised brows and wide
 eyes (Einstein) stay in the photo's cheeks and eyes, so their faces read happy in most renderings, and
-disgusted is read on no avatar. The bounds below assert what holds, not "most emotions on every avatar".
+disgusted is read on no avatar. Read as the avatar's self-check reads them (a spoken reply, against
+the avatar's own neutral face), most emotions are recovered on most avatars.
 The containers a browser sends (VP8 webm with no duration, H.264 mp4) are made with imageio-ffmpeg.
 """
 
@@ -36,6 +37,7 @@ PORTRAITS = sorted(ROOT.glob("avatars/*/portrait.*"))
 #: The one shipped portrait whose own expression reads neutral (the others smile or laugh).
 NEAR_NEUTRAL = "margaret"
 SIZE_PX, SECONDS, FPS = 256, 2.0, 25
+REPLY = "I hear you, and I am here with you. Tell me what happened after that."  # bench/face_expression.py's
 
 
 def ffmpeg(*args: str, stdout=None, stdin: bytes | None = None) -> None:
@@ -122,6 +124,38 @@ def test_four_of_the_seven_emotions_are_read_on_some_avatar(readings):
     hits = sum(readings[(p.parent.name, e)].top == e for p in PORTRAITS for e in EMOTIONS)
     assert set(read_somewhere) >= {"neutral", "happy", "surprised", "angry"}, "\n" + confusion(readings)
     assert hits >= 6, "\n" + confusion(readings)  # measured 7 of 21
+
+
+@pytest.fixture(scope="module")
+def self_checks(tmp_path_factory) -> dict[str, dict]:
+    """avatar -> emotion -> Consistency: a reply in each emotion, rendered and checked as a turn is."""
+    from e3rg_core.config import load_config
+    from e3rg_core.perception.consistency import check_avatar
+    from e3rg_core.pipeline import Pipeline
+
+    folder = tmp_path_factory.mktemp("self_check")
+    pipeline = Pipeline(load_config(environ={"E3RG_CACHE_DIR": str(folder / "cache")}))
+    return {avatar: check_avatar(pipeline, pipeline.library.get(avatar), text=REPLY, emotions=EMOTIONS,
+                                 workdir=folder / avatar)
+            for avatar in pipeline.library.shipped_ids()}
+
+
+def test_against_its_own_neutral_face_each_avatar_shows_most_emotions(self_checks):
+    """The self-check's rule: the intended class is read, or rose most over the avatar's own neutral face.
+
+    Measured (``bench/reports/face_expression.json``, "self_check"): 13 of 21; neutral, happy, surprised,
+    angry and sad on most avatars; every emotion but disgust on Margaret. The model all but never says
+    disgust (at most 0.007 over 1,500 random expressions of Margaret's face): it reads anger.
+    """
+    agreed = {e: [a for a, checks in self_checks.items() if checks[e].face_ok] for e in EMOTIONS}
+    table = "\n".join(f"{e:>10}: {', '.join(a) or '-'}" for e, a in agreed.items())
+    on_most = [e for e, avatars in agreed.items() if 2 * len(avatars) > len(self_checks)]
+    assert len(on_most) >= 4 and {"happy", "surprised", "angry"} <= set(on_most), "\n" + table
+    assert sum(map(len, agreed.values())) >= 11, "\n" + table  # measured 13 of 21
+    margaret = [e for e in EMOTIONS if self_checks[NEAR_NEUTRAL][e].face_ok]
+    assert len(margaret) >= 5, "\n" + table  # measured all but disgust
+    for checks in self_checks.values():  # the voice carries every emotion
+        assert all(c.voice_ok for c in checks.values()), {e: c.summary() for e, c in checks.items()}
 
 
 # --- frames without a face, with several -------------------------------------------------------
