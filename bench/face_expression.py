@@ -230,7 +230,9 @@ def main() -> None:
                 "full loudness, so their 'silent' faces had the mouth open. Every emotion starts from "
                 "the relaxed portrait (the rig's 'relax' unit closes a smile's or a talking mouth's lips and "
                 "levels its corners); the photo's cheeks and eyes stay as they are, so Nova (a broad smile) "
-                "and Walter (Einstein's raised brows and wide eyes) still read happy in most renderings.",
+                "and Walter (Einstein's raised brows and wide eyes) still read happy in most renderings. "
+                "self_check = a spoken reply per emotion at the configured size, judged as Pipeline.check "
+                "judges a turn: against the avatar's own neutral face.",
     }
     write_report("face_expression", report)
     for mode in ("silent", "talking"):
