@@ -51,7 +51,8 @@ class Perception:
 
 
 def coarse_vote(voter: str, distribution: Mapping[str, float], *, raw: str, seconds: float,
-                prior: Mapping[str, float] | None = None, map_name: str = "hit") -> EmotionVote:
+                prior: Mapping[str, float] | None = None, floor: float = FLOOR,
+                map_name: str = "hit") -> EmotionVote:
     """A reader's distribution over the coarse classes as a vote over the 36 labels.
 
     The soft vote multiplies the voters' scores (a product of experts), and a text voter's scores are
@@ -62,8 +63,9 @@ def coarse_vote(voter: str, distribution: Mapping[str, float], *, raw: str, seco
     label of a class gets its class's likelihood: a reading of "sad" backs "lonely" and "devastated" as
     much as "sad" itself (an even split among the labels would make the one "neutral" label outweigh
     the nine sad ones). A class the reader cannot tell (missing from ``prior``: contempt for the face
-    model) gets likelihood 1, the prior-weighted mean, i.e. no evidence either way. ``FLOOR`` of the
-    likelihood is 1 for every label; the scores are normalised to sum to 1. The vote's label is the
+    model) gets likelihood 1, the prior-weighted mean, i.e. no evidence either way. ``floor`` of the
+    likelihood is 1 for every label (the share of readings that carry no evidence: a model's error
+    rate); the scores are normalised to sum to 1. The vote's label is the
     reading's top class (its own label, or the most likely label of that class).
     """
     if prior is None:
@@ -77,7 +79,9 @@ def coarse_vote(voter: str, distribution: Mapping[str, float], *, raw: str, seco
     members: dict[str, list[str]] = {c: [] for c in COARSE}
     for label in CANDIDATES:
         members[coarse_of(label, map_name=map_name)].append(label)
-    scores = {label: FLOOR + (1 - FLOOR) * likelihood[coarse_of(label, map_name=map_name)] for label in CANDIDATES}
+    if not 0.0 < floor <= 1.0:
+        raise ValueError(f"{voter}: floor must lie in (0, 1], got {floor}")
+    scores = {label: floor + (1 - floor) * likelihood[coarse_of(label, map_name=map_name)] for label in CANDIDATES}
     z = sum(scores.values())
     scores = {label: v / z for label, v in scores.items()}
     top = max(known, key=lambda c: distribution.get(c, 0.0))
@@ -199,11 +203,11 @@ class Perceiver:
         out = []
         if perception.face_used() and p.face_weight > 0:
             f = perception.face
-            from e3rg_core.perception.face import CLASS_PRIOR
+            from e3rg_core.perception.face import CLASS_PRIOR, TEST_ACCURACY
 
             out.append((coarse_vote("face", f.distribution, raw=f"face: {f.top} {f.confidence:.2f}",
                                     seconds=perception.timings_s.get("face", 0.0), prior=CLASS_PRIOR,
-                                    map_name=map_name),
+                                    floor=1.0 - TEST_ACCURACY, map_name=map_name),
                         p.face_weight))
         if perception.voice_used() and p.voice_weight > 0:
             v = perception.voice

@@ -14,7 +14,7 @@ from e3rg_core.config import load_config
 from e3rg_core.emotions import CANDIDATES, COARSE, coarse_of
 from e3rg_core.errors import InputError
 from e3rg_core.perception.asr import Transcript
-from e3rg_core.perception.face import CLASS_PRIOR
+from e3rg_core.perception.face import CLASS_PRIOR, TEST_ACCURACY
 from e3rg_core.perception.consistency import Consistency, face_agrees, voice_agrees
 from e3rg_core.perception.fusion import FLOOR, Perceiver, Perception, coarse_vote, describe
 
@@ -63,9 +63,15 @@ def test_a_model_reading_is_divided_by_its_training_prior():
     assert score["sad"] / score["neutral"] == pytest.approx((FLOOR + (1 - FLOOR) * 4.0) / (FLOOR + (1 - FLOOR) * 1.5))
     assert score["contempt"] / score["happy"] == pytest.approx(1.0 / FLOOR)  # no evidence either way: 1
     assert vote.label == "neutral"  # the label is what the face showed most, not the likelihood's top
+    doubtful = coarse_vote("face", {"neutral": 0.6, "sad": 0.4}, raw="face", seconds=0.0, prior=prior, floor=0.5)
+    score = {c: next(iter(s)) for c, s in _by_class(doubtful.scores).items()}
+    assert score["sad"] / score["happy"] == pytest.approx((0.5 + 0.5 * 4.0) / 0.5)  # a third of the pull
+    with pytest.raises(ValueError, match="floor"):
+        coarse_vote("face", {"sad": 1.0}, raw="face", seconds=0.0, floor=0.0)
 
 
 def test_the_face_prior_is_fer2013s_class_shares():
+    assert 0.5 < TEST_ACCURACY < 0.8
     assert set(CLASS_PRIOR) == set(COARSE) - {"contempt"} and sum(CLASS_PRIOR.values()) == pytest.approx(1.0)
     assert max(CLASS_PRIOR, key=CLASS_PRIOR.get) == "happy" and min(CLASS_PRIOR, key=CLASS_PRIOR.get) == "disgusted"
 
