@@ -17,6 +17,7 @@ The video and the self-check are optional (``OPTIONAL_STAGES``): if one fails or
 from __future__ import annotations
 
 import logging
+import tempfile
 import threading
 import time
 from contextlib import contextmanager, nullcontext
@@ -248,16 +249,17 @@ class Pipeline:
         portrait = Path(avatar.portrait)
         key = (avatar.id, str(portrait), portrait.stat().st_mtime_ns, repr(voice))
         if key not in self._neutral_faces:
-            folder = Path(workdir) / "neutral_face"
-            folder.mkdir(parents=True, exist_ok=True)
-            with self.locked("spoken"):
-                speech = self.speaker(voice.backend).synthesize(
-                    NEUTRAL_FACE_TEXT, emotion="neutral", intensity=0.0, voice=voice, out_path=folder / "neutral.wav")
-            with self.locked("rendered"):
-                video = self.renderer().render(speech, portrait=portrait, emotion="neutral", intensity=0.0,
-                                               out_path=folder / "neutral.mp4")
-            with self.locked("checked"):
-                reading = self.perceiver.face_reader().read_video(video.mp4_path)
+            with tempfile.TemporaryDirectory(prefix="neutral-face-", dir=workdir) as tmp:  # not kept with the turn
+                folder = Path(tmp)
+                with self.locked("spoken"):
+                    speech = self.speaker(voice.backend).synthesize(
+                        NEUTRAL_FACE_TEXT, emotion="neutral", intensity=0.0, voice=voice,
+                        out_path=folder / "neutral.wav")
+                with self.locked("rendered"):
+                    video = self.renderer().render(speech, portrait=portrait, emotion="neutral", intensity=0.0,
+                                                   out_path=folder / "neutral.mp4")
+                with self.locked("checked"):
+                    reading = self.perceiver.face_reader().read_video(video.mp4_path)
             self._neutral_faces[key] = dict(reading.distribution) if reading.frames_with_face else None
             logger.info("read %s's neutral face: %s", avatar.id, reading.top if reading.frames_with_face else "no face")
         return self._neutral_faces[key]

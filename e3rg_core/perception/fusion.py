@@ -65,8 +65,8 @@ def coarse_vote(voter: str, distribution: Mapping[str, float], *, raw: str, seco
     the nine sad ones). A class the reader cannot tell (missing from ``prior``: contempt for the face
     model) gets likelihood 1, the prior-weighted mean, i.e. no evidence either way. ``floor`` of the
     likelihood is 1 for every label (the share of readings that carry no evidence: a model's error
-    rate); the scores are normalised to sum to 1. The vote's label is the
-    reading's top class (its own label, or the most likely label of that class).
+    rate); the scores are normalised to sum to 1. The vote's label is the reading's top class (its
+    own label, or the first label of that class).
     """
     if prior is None:
         prior = {c: 1.0 / len(COARSE) for c in COARSE}
