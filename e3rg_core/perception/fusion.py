@@ -68,24 +68,21 @@ def coarse_vote(voter: str, distribution: Mapping[str, float], *, raw: str, seco
     rate); the scores are normalised to sum to 1. The vote's label is the reading's top class (its
     own label, or the first label of that class).
     """
-    if prior is None:
-        prior = {c: 1.0 / len(COARSE) for c in COARSE}
-    known = [c for c in COARSE if c in prior]
-    total = sum(max(0.0, float(distribution.get(c, 0.0))) for c in known)
-    if total <= 0:
-        raise ValueError(f"{voter}: an empty distribution cannot vote")
-    likelihood = {c: max(0.0, float(distribution.get(c, 0.0))) / total / float(prior[c]) if c in prior else 1.0
-                  for c in COARSE}
-    members: dict[str, list[str]] = {c: [] for c in COARSE}
-    for label in CANDIDATES:
-        members[coarse_of(label, map_name=map_name)].append(label)
     if not 0.0 < floor <= 1.0:
         raise ValueError(f"{voter}: floor must lie in (0, 1], got {floor}")
-    scores = {label: floor + (1 - floor) * likelihood[coarse_of(label, map_name=map_name)] for label in CANDIDATES}
+    if prior is None:
+        prior = {c: 1.0 / len(COARSE) for c in COARSE}
+    read = {c: max(0.0, float(distribution.get(c, 0.0))) for c in COARSE if c in prior}
+    total = sum(read.values())
+    if total <= 0:
+        raise ValueError(f"{voter}: an empty distribution cannot vote")
+    likelihood = {c: read[c] / total / float(prior[c]) if c in read else 1.0 for c in COARSE}
+    coarse = {label: coarse_of(label, map_name=map_name) for label in CANDIDATES}
+    scores = {label: floor + (1 - floor) * likelihood[coarse[label]] for label in CANDIDATES}
     z = sum(scores.values())
     scores = {label: v / z for label, v in scores.items()}
-    top = max(known, key=lambda c: distribution.get(c, 0.0))
-    label = top if top in CANDIDATES else members[top][0]
+    top = max(read, key=read.get)
+    label = top if top in CANDIDATES else next(lb for lb in CANDIDATES if coarse[lb] == top)
     return EmotionVote(voter, label, raw, True, seconds, scores)
 
 
