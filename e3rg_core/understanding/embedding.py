@@ -15,9 +15,11 @@ CPU cores) and independent of the LLMs, which makes it a useful voter. It cannot
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import logging
+import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -72,6 +74,49 @@ def load_prototypes() -> dict[str, LabelPrototypes]:
     return table
 
 
+class SentenceEncoder:
+    """A sentence-embedding model (sentence-transformers), shared by everything that embeds text."""
+
+    def __init__(self, model: str = EMBEDDED_NAME, *, device: str = "cpu") -> None:
+        self.folder = _model_folder(model)
+        try:
+            import numpy as np
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise BackendUnavailable(f"the embedding backend needs sentence-transformers; {_INSTALL}") from exc
+        self.np = np
+        try:
+            self._model: Any = SentenceTransformer(str(self.folder), device=device)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot load the sentence-embedding model at {self.folder}: {exc}") from exc
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> Any:
+        """Unit-length sentence embeddings (one row per text), computed on one torch thread.
+
+        A turn's message takes 15 ms on one thread (12 ms on two); but torch's OpenMP workers keep
+        spinning after a parallel run, and on 2 cores they slowed the llama.cpp reply that follows
+        by a quarter (8.0 against 10.4 tokens/s, measured). The thread count is restored after.
+        """
+        import torch
+
+        with self._lock:
+            before = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                return self._model.encode(texts, batch_size=64, normalize_embeddings=True,
+                                          convert_to_numpy=True, show_progress_bar=False)
+            finally:
+                torch.set_num_threads(before)
+
+
+@functools.lru_cache(maxsize=4)
+def sentence_encoder(model: str = EMBEDDED_NAME, *, device: str = "cpu") -> SentenceEncoder:
+    """The process's one loaded copy of a sentence-embedding model (the emotion voter and the risk
+    detector share it)."""
+    return SentenceEncoder(model, device=device)
+
+
 class EmbeddingClassifier:
     """Scores the 36 labels of a turn by similarity to labelled prototype utterances."""
 
@@ -88,17 +133,8 @@ class EmbeddingClassifier:
             raise ConfigError(
                 "embedding: temperature must be > 0, 0 <= anchor_weight <= 1, 0 <= history_weight < 1"
             )
-        folder = _model_folder(model)
-        try:
-            import numpy as np
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise BackendUnavailable(f"the embedding backend needs sentence-transformers; {_INSTALL}") from exc
-        self._np = np
-        try:
-            self._model: Any = SentenceTransformer(str(folder), device=device)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot load the sentence-embedding model at {folder}: {exc}") from exc
+        self.encoder = sentence_encoder(model, device=device)
+        np = self._np = self.encoder.np
         prototypes = load_prototypes()
         self.labels = list(CANDIDATES)
         self.temperature = temperature
@@ -111,24 +147,10 @@ class EmbeddingClassifier:
         self._centroids = self._unit(centroids)
         self._anchors = anchors
         logger.info("embedding classifier ready: %d prototypes for %d labels from %s",
-                    sum(len(u) for u in utterances), len(self.labels), folder)
+                    sum(len(u) for u in utterances), len(self.labels), self.encoder.folder)
 
     def _embed(self, texts: list[str]) -> Any:
-        """Sentence embeddings, computed on one torch thread.
-
-        A turn's message takes 15 ms on one thread (12 ms on two); but torch's OpenMP workers keep
-        spinning after a parallel run, and on 2 cores they slowed the llama.cpp reply that follows
-        by a quarter (8.0 against 10.4 tokens/s, measured). The thread count is restored after.
-        """
-        import torch
-
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return self._model.encode(texts, batch_size=64, normalize_embeddings=True,
-                                      convert_to_numpy=True, show_progress_bar=False)
-        finally:
-            torch.set_num_threads(before)
+        return self.encoder.embed(texts)
 
     def _unit(self, vectors: Any) -> Any:
         norms = self._np.linalg.norm(vectors, axis=-1, keepdims=True)
