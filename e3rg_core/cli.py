@@ -94,6 +94,7 @@ def _understand(args: argparse.Namespace) -> int:
             "reply": result.reply,
             "reply_emotion": result.reply_emotion,
             "crisis": result.crisis,
+            "risk": result.risk.as_dict(),
             "timings_s": {k: round(v, 3) for k, v in result.timings_s.items()},
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))

@@ -25,6 +25,9 @@ TOML layout (every key optional)::
     host = "0.0.0.0"
     auth = ["rater01:secret"]
 
+    [safety]                          # the risk detector and crisis response (SafetyConfig)
+    resources = "In Germany call 0800 111 0 111 (TelefonSeelsorge) or 112 in an emergency."
+
     [models.my-vllm]                  # extra profiles, or overrides of the built-in ones
     backend = "openai"
     model = "Qwen/Qwen2.5-7B-Instruct"
@@ -32,8 +35,9 @@ TOML layout (every key optional)::
 
 Environment variables: ``E3RG_CONFIG`` (the TOML path), ``E3RG_DATA_DIR``, ``E3RG_CACHE_DIR`` and
 ``E3RG_UNDERSTANDING_<FIELD>`` for each field of ``UnderstandingConfig`` (lists comma-separated),
-``E3RG_SPEECH_<FIELD>``, ``E3RG_VIDEO_<FIELD>``, ``E3RG_PERCEPTION_<FIELD>`` and ``E3RG_UI_<FIELD>``
-likewise for ``SpeechConfig``, ``VideoConfig``, ``PerceptionConfig`` and ``UIConfig``.
+``E3RG_SPEECH_<FIELD>``, ``E3RG_VIDEO_<FIELD>``, ``E3RG_PERCEPTION_<FIELD>``, ``E3RG_UI_<FIELD>`` and
+``E3RG_SAFETY_<FIELD>`` likewise for ``SpeechConfig``, ``VideoConfig``, ``PerceptionConfig``, ``UIConfig``
+and ``SafetyConfig``.
 """
 
 from __future__ import annotations
@@ -158,12 +162,27 @@ class UIConfig:
 
 
 @dataclass(frozen=True)
+class SafetyConfig:
+    """The risk detector and the crisis response (``e3rg_core.understanding.safety``). The output guard
+    always runs."""
+
+    meaning: bool = True  # compare messages by meaning (sentence embeddings) with expressions of risk
+    # a chat model profile asked yes/no when the meaning is unsure; "" = none. Off by default: the embedded
+    # Qwen2.5-Coder-1.5B told risk from its look-alikes barely better than chance (bench/safety.py notes)
+    judge: str = ""
+    # Said in every crisis response: how to reach help now. Localise it for your deployment's users;
+    # "" = the built-in text (emergency number; 988 in the US; Samaritans 116 123 in the UK and Ireland).
+    resources: str = ""
+
+
+@dataclass(frozen=True)
 class Config:
     understanding: UnderstandingConfig = field(default_factory=UnderstandingConfig)
     speech: SpeechConfig = field(default_factory=SpeechConfig)
     video: VideoConfig = field(default_factory=VideoConfig)
     perception: PerceptionConfig = field(default_factory=PerceptionConfig)
     ui: UIConfig = field(default_factory=UIConfig)
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
     models: Mapping[str, ModelProfile] = field(default_factory=lambda: dict(BUILTIN_PROFILES))
     data_dir: Path = Path("~/.local/share/e3rg").expanduser()
     cache_dir: Path = Path("~/.cache/e3rg").expanduser()
@@ -181,7 +200,7 @@ class Config:
 
 #: The per-stage sections of the config file, each also settable as E3RG_<SECTION>_<FIELD>.
 SECTIONS: dict[str, type] = {"understanding": UnderstandingConfig, "speech": SpeechConfig, "video": VideoConfig,
-                             "perception": PerceptionConfig, "ui": UIConfig}
+                             "perception": PerceptionConfig, "ui": UIConfig, "safety": SafetyConfig}
 
 
 def _coerce(value: Any, default: Any, key: str) -> Any:
@@ -260,6 +279,13 @@ def validate(config: Config) -> Config:
         raise ConfigError("voters is empty; name at least one model profile (e.g. the responder)")
     for voter in u.voters:
         config.profile(parse_voter(voter).profile)
+    if config.safety.judge:
+        judge = config.profile(config.safety.judge)
+        if judge.backend == "embedding":
+            raise ConfigError(f"safety.judge {judge.name!r} is an embedding classifier; name a chat model profile "
+                              "(e.g. qwen1.5b) or set it to \"\" for no judge")
+    if len(config.safety.resources) > 1000:
+        raise ConfigError("safety.resources is longer than 1000 characters; it is spoken in every crisis response")
     responder = config.profile(u.responder)
     if responder.backend == "embedding":
         raise ConfigError(

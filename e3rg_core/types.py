@@ -50,6 +50,32 @@ class EmotionVote:
     scores: Mapping[str, float] = field(default_factory=dict)  # label -> probability, if known
 
 
+RiskLevel = Literal["none", "care", "check", "crisis"]
+RISK_LEVELS: tuple[str, ...] = ("none", "care", "check", "crisis")
+
+
+@dataclass(frozen=True)
+class RiskAssessment:
+    """The safety check of a user's turn: does it signal a risk of suicide or self-harm?
+
+    ``level`` is "crisis" (this message signals risk), "check" (it may: the avatar replies calmly and
+    asks gently about their safety), "care" (an earlier message of the conversation did, and the
+    avatar stays calm and caring) or "none".
+    """
+
+    level: RiskLevel = "none"
+    category: str = ""  # e.g. "plan_means", "self_harm"; "" when none
+    sources: tuple[str, ...] = ()  # the detector parts that fired: patterns, meaning, history, judge
+    evidence: str = ""  # the matched words, or the nearest expression of risk
+    score: float = 0.0  # the strongest part's score (patterns 1.0, meaning margin, judge probability)
+    judged: float | None = None  # the LLM judge's probability, when it was asked
+
+    def as_dict(self) -> dict[str, object]:
+        """The assessment as plain JSON values (sessions, exports, the API)."""
+        return {"level": self.level, "category": self.category, "sources": list(self.sources),
+                "evidence": self.evidence, "score": self.score, "judged": self.judged}
+
+
 @dataclass(frozen=True)
 class Understanding:
     """Stage 1's result: the user's emotion and the avatar's empathetic reply."""
@@ -64,8 +90,14 @@ class Understanding:
     reply: str
     reply_emotion: str  # coarse class the avatar should express while replying
     reply_intensity: float  # 0..1
-    crisis: bool = False  # the safety rule replaced or constrained the reply
+    risk: RiskAssessment = field(default_factory=RiskAssessment)
     timings_s: Mapping[str, float] = field(default_factory=dict)
+    guarded: tuple[str, ...] = ()  # why the output guard replaced reply sentences, if it did
+
+    @property
+    def crisis(self) -> bool:
+        """This message signals a risk of suicide or self-harm: the reply is the crisis response."""
+        return self.risk.level == "crisis"
 
 
 @dataclass(frozen=True)

@@ -266,6 +266,7 @@ def _run_in(pipeline: Any, item: Item, *, options: EvalOptions, out: Path, workd
         if item.turn.gold else None,
         "confidence": round(u.confidence, 4), "reply": u.reply, "reply_emotion": u.reply_emotion,
         "crisis": u.crisis,
+        "risk": u.risk.as_dict(),
         "votes": [{"voter": v.voter, "label": v.label, "valid": v.valid, "seconds": round(v.seconds, 3)}
                   for v in u.votes],
         "input": heard.input_kind,

@@ -27,6 +27,7 @@ from typing import Any
 import gradio as gr
 
 from e3rg_core.config import Config
+from e3rg_core.understanding.safety import DEFAULT_RESOURCES
 from e3rg_core.emotions import CANDIDATES
 from e3rg_core.errors import E3rgError
 from e3rg_core.pipeline import StageFailure, StageResult
@@ -260,7 +261,8 @@ def build_app(config: Config, *, service: ChatService | None = None,
                             u.emotion, u.coarse, u.confidence, source=source,
                             cues=perception.cues if perception else "",
                             notes=perception.notes if perception else (),
-                            voters=[v.voter for v in u.votes] if source == "predicted" else ())
+                            voters=[v.voter for v in u.votes] if source == "predicted" else (),
+                            risk=u.risk.level, resources=config.safety.resources.strip() or DEFAULT_RESOURCES)
                         current.update({emotion: views.emotion_scores(u.coarse_distribution),
                                         reply_text: u.reply or " ".join(said), emotion_note: note})
                         yield current

@@ -167,6 +167,8 @@ class ChatService:
                 "distribution": dict(sorted(understanding.distribution.items(), key=lambda kv: -kv[1])[:5]),
                 "coarse_distribution": dict(understanding.coarse_distribution),
                 "crisis": understanding.crisis,
+                "risk": understanding.risk.as_dict(),
+                **({"guarded": list(understanding.guarded)} if understanding.guarded else {}),
                 "voice": speech.voice,
                 "heard_note": heard.note,
             }

@@ -45,11 +45,25 @@ def emotion_scores(distribution: Mapping[str, float]) -> dict[str, float]:
     return {c: round(float(distribution.get(c, 0.0)), 4) for c in COARSE}
 
 
+def risk_markdown(level: str, resources: str) -> str:
+    """The safety note shown with a turn whose message signalled risk ("crisis"), may have ("check"), or
+    came after one ("care")."""
+    if level == "crisis":
+        return f"🛟 **Your safety matters. {html.escape(resources)}**"
+    if level in ("care", "check"):
+        return f"🛟 If you need to talk to someone now: {html.escape(resources)}"
+    return ""
+
+
 def emotion_markdown(label: str, coarse: str, confidence: float, *, source: str = "predicted",
-                     cues: str = "", notes: Iterable[str] = (), voters: Iterable[str] = ()) -> str:
-    """The predicted emotion and what it rests on: the cues read from the face and voice, the voters."""
+                     cues: str = "", notes: Iterable[str] = (), voters: Iterable[str] = (),
+                     risk: str = "none", resources: str = "") -> str:
+    """The predicted emotion and what it rests on: the cues read from the face and voice, the voters;
+    first, when the message signalled risk, where to find help."""
     who = "you said you feel" if source == "corrected" else "you seem to feel"
-    text = f"### {EMOJI.get(coarse, '')} {who} **{html.escape(label)}**\n\ncoarse class *{coarse}*, confidence {confidence:.2f}"
+    safety_note = risk_markdown(risk, resources)
+    text = (safety_note + "\n\n" if safety_note else "") + (
+        f"### {EMOJI.get(coarse, '')} {who} **{html.escape(label)}**\n\ncoarse class *{coarse}*, confidence {confidence:.2f}")
     if voters:
         text += " · from " + ", ".join(html.escape(v) for v in voters)
     if cues:
@@ -92,6 +106,10 @@ def chat_messages(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
         title = f"{EMOJI.get(r.user_coarse, '')} {r.user_emotion} ({r.confidence:.2f})"
         if r.emotion_source == "corrected":
             title += " · corrected by you"
+        risk = r.details.get("risk") if isinstance(r.details, Mapping) else None
+        if isinstance(risk, Mapping) and risk.get("level") in ("crisis", "check", "care"):
+            title += {"crisis": " · 🛟 safety response", "check": " · 🛟 safety check-in", "care": " · 🛟 caring"}[
+                risk.get("level")]
         failed = r.details.get("failures") if isinstance(r.details, Mapping) else None
         if failed and "rendered" in failed:
             title += " · no video"

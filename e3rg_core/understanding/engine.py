@@ -10,19 +10,20 @@ that prior ("contextual calibration", Zhao et al. 2021) removes its bias towards
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import re
 import time
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Sequence
 
 from e3rg_core import registry
 from e3rg_core.config import Config, ModelProfile
 from e3rg_core.emotions import CANDIDATES, normalize_label, wheel
 from e3rg_core.errors import BackendFailed, ConfigError, E3rgError, InputError
-from e3rg_core.types import EmotionVote, Understanding, Utterance, UserTurn
+from e3rg_core.types import EmotionVote, RiskAssessment, Understanding, Utterance, UserTurn
 from e3rg_core.understanding import prompts, safety
 from e3rg_core.understanding.base import ChatModel, ChoiceScorer, EmotionClassifier, StreamingChat, TurnMedia
 from e3rg_core.understanding.sentences import ReplySentences, clean_reply  # noqa: F401 - clean_reply is re-exported
@@ -85,6 +86,50 @@ class Understander:
                 self._backends[name] = self._create(config.profile(name))
         if not isinstance(self._backends[self.settings.responder], ChatModel):
             raise ConfigError(f"responder {self.settings.responder!r} cannot write replies")
+        self.safety = config.safety
+        judge = self.safety.judge
+        if judge and judge not in self._backends:
+            self._backends[judge] = self._create(config.profile(judge))
+        if judge and not isinstance(self._backends[judge], ChoiceScorer):
+            logger.warning("safety judge %r cannot score yes/no answers; the risk detector runs without it", judge)
+        self.risk_detector = safety.RiskDetector(self._encoder() if self.safety.meaning else None)
+
+    def _encoder(self) -> Any:
+        """The sentence encoder of the embedding voter if one is loaded, else the embedded one."""
+        for backend in self._backends.values():
+            encoder = getattr(backend, "encoder", None)
+            if encoder is not None and hasattr(encoder, "embed"):
+                return encoder
+        from e3rg_core.understanding.embedding import sentence_encoder
+
+        return sentence_encoder()
+
+    def assess_risk(self, turn: UserTurn) -> RiskAssessment:
+        """The safety check of ``turn`` (already cleaned): patterns, meaning, history and the LLM judge."""
+        return self.risk_detector.assess(turn.text, turn.history, judge=self.risk_judge(turn))
+
+    def risk_judge(self, turn: UserTurn) -> safety.Judge | None:
+        """The LLM's yes/no answer to "does this turn signal risk?" as a probability, asked only when called.
+
+        It reads the emotion prompt's system message and dialogue, so a llama.cpp model evaluates
+        only the question after the emotion call; ``None`` when no judge is configured or it cannot score.
+        """
+        scorer = self._backends.get(self.safety.judge) if self.safety.judge else None
+        if not isinstance(scorer, ChoiceScorer):
+            return None
+
+        def judge() -> float | None:
+            examples = prompts.select_examples(turn.text, self.settings.shots, seed=self.settings.seed)
+            messages = prompts.risk_messages(turn, examples=examples, max_utterances=self.settings.history_utterances)
+            try:
+                logp = scorer.choice_logprobs(messages, ("yes", "no"))
+            except E3rgError as exc:
+                logger.warning("the safety judge failed (%s); deciding without it", exc)
+                return None
+            yes, no = math.exp(logp["yes"]), math.exp(logp["no"])
+            return yes / (yes + no)
+
+        return judge
 
     def _create(self, profile: ModelProfile) -> Any:
         options = profile.backend_options()
@@ -204,12 +249,15 @@ class Understander:
             result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights=weights)
 
         label, coarse = result.label, result.coarse
-        crisis = safety.detect_crisis(turn.text)
-        if crisis is not None:
-            logger.info("safety rule triggered (%s)", crisis.kind)
+        emotion_s = time.perf_counter() - start
+        risk = self.assess_risk(turn)
+        if risk.level == "crisis":
+            logger.info("risk detected (%s, by %s)", risk.category, ", ".join(risk.sources))
             if coarse not in ("sad", "fear"):
                 label, coarse = "devastated", wheel("devastated", map_name=s.emotion_map).coarse
             reply_emotion, reply_intensity = "sad", 0.3
+        elif risk.level in ("care", "check"):
+            reply_emotion, reply_intensity = ("sad" if coarse in ("sad", "fear") else "neutral"), 0.3
         else:
             point = wheel(label, map_name=s.emotion_map)
             reply_emotion = coarse if s.reply_emotion == "mirror" else _SOOTHE[coarse]
@@ -225,8 +273,8 @@ class Understander:
             reply="",
             reply_emotion=reply_emotion,
             reply_intensity=reply_intensity,
-            crisis=crisis is not None,
-            timings_s={"emotion_s": time.perf_counter() - start},
+            risk=risk,
+            timings_s={"emotion_s": emotion_s, "safety_s": time.perf_counter() - start - emotion_s},
         )
         return Decided(turn=turn, media=media, understanding=understanding)
 
@@ -237,17 +285,46 @@ class Understander:
         another answers whole and its sentences follow at once. With ``first_clause_words`` the
         first piece may end at a comma (see ``ReplySentences``). An empty reply is asked for once
         more with another seed; a second empty one raises ``BackendFailed``.
+
+        Safety holds on every path: a message that signals risk is answered with the crisis response
+        (no model writes it); each written sentence passes the output guard before it is handed out
+        (a first one that fails is replaced by a calm reply, a later one ends the reply); and a
+        message that comes near risk less surely ("check") ends with a gentle question about safety.
         """
-        if decided.understanding.crisis:
-            yield safety.CRISIS_REPLY
+        u = decided.understanding
+        if u.crisis:
+            yield from safety.crisis_sentences(decided.turn.text, u.risk, resources=self.resources)
             return
+        said = 0
+        with contextlib.closing(self._written_sentences(decided, first_clause_words=first_clause_words)) as written:
+            for sentence in written:
+                verdict = safety.check(sentence, user_text=decided.turn.text, coarse=u.coarse, risk=u.risk)
+                if verdict.ok:
+                    said += 1
+                    yield sentence
+                    continue
+                logger.warning("the output guard stopped a reply sentence (%s)", verdict.reason)
+                decided.guarded.append(verdict.reason)
+                if said == 0:
+                    yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
+                break
+        if u.risk.level == "check":
+            yield safety.check_in(decided.turn.text)
+
+    @property
+    def resources(self) -> str:
+        """The help resources said in a crisis response (``[safety] resources``, or the built-in text)."""
+        return self.safety.resources.strip() or safety.DEFAULT_RESOURCES
+
+    def _written_sentences(self, decided: Decided, *, first_clause_words: int = 0) -> Iterator[str]:
+        """The responder's own reply, one clean sentence at a time (before the guard)."""
         s = self.settings
         responder = self._backends[s.responder]
         turn = decided.turn
         examples = prompts.select_examples(turn.text, s.shots, seed=s.seed)
         messages = prompts.reply_messages(
             turn, emotion=decided.understanding.emotion, style=s.response_prompt, examples=examples,
-            max_utterances=s.history_utterances,
+            max_utterances=s.history_utterances, caring=decided.understanding.risk.level in ("care", "check"),
         )
         for attempt in range(2):
             options = dict(max_tokens=s.max_reply_tokens, temperature=s.reply_temperature, seed=s.seed + attempt,
@@ -277,7 +354,7 @@ class Understander:
     def finish(self, decided: Decided, reply: str, *, reply_s: float) -> Understanding:
         """The whole stage's result once the reply is written."""
         timings = {**decided.understanding.timings_s, "reply_s": reply_s}
-        return replace(decided.understanding, reply=reply, timings_s=timings)
+        return replace(decided.understanding, reply=reply, timings_s=timings, guarded=tuple(decided.guarded))
 
 
 @dataclass(frozen=True)
@@ -287,3 +364,4 @@ class Decided:
     turn: UserTurn
     media: TurnMedia
     understanding: Understanding
+    guarded: list[str] = field(default_factory=list)  # the output guard's reasons, as the reply is written

@@ -56,6 +56,21 @@ REPLY_TASK_E3RG = (
 
 RESPONSE_TASKS = {"emotion_aware": REPLY_TASK_EMOTION_AWARE, "e3rg": REPLY_TASK_E3RG}
 
+# The safety judge: read with the same system message and dialogue as the emotion call, so a
+# llama.cpp model only evaluates this line.
+RISK_TASK = (
+    "Task: safety check. Could the Speaker's last message, read with the dialogue, mean that the Speaker "
+    "is thinking about suicide, wants to die, plans to end their life or harm themselves, or is "
+    "saying goodbye for that reason? Jokes, idioms, games, fiction, other people's stories and "
+    "ordinary sadness are not. Answer yes or no."
+)
+
+# Added to the reply task when the Speaker may be at risk (now or earlier in the dialogue).
+CARE_TASK = (
+    " The Speaker may be going through something painful, and may have thought about harming themselves. "
+    "Stay calm, gentle and warm: no cheerful words, no advice, no exclamation marks."
+)
+
 
 @dataclass(frozen=True)
 class Example:
@@ -160,6 +175,16 @@ def emotion_messages(
     ]
 
 
+def risk_messages(
+    turn: UserTurn, *, examples: Sequence[Example] = (), max_utterances: int = 8, max_words: int = 35
+) -> list[ChatMessage]:
+    """The safety judge's prompt: the emotion prompt's context with a yes/no risk question."""
+    return [
+        system_message(max_words),
+        ChatMessage("user", _context(turn, examples, max_utterances) + RISK_TASK),
+    ]
+
+
 def reply_messages(
     turn: UserTurn,
     *,
@@ -168,11 +193,13 @@ def reply_messages(
     examples: Sequence[Example] = (),
     max_utterances: int = 8,
     max_words: int = 35,
+    caring: bool = False,
 ) -> list[ChatMessage]:
-    """E3RG's response prompt; ``style="emotion_aware"`` injects the predicted emotion."""
+    """E3RG's response prompt; ``style="emotion_aware"`` injects the predicted emotion; ``caring`` asks
+    for a calm, gentle reply after an earlier risk signal."""
     if style not in RESPONSE_TASKS:
         raise ConfigError(f"unknown response prompt {style!r}; choose from {', '.join(RESPONSE_TASKS)}")
-    task = RESPONSE_TASKS[style].format(emotion=emotion)
+    task = RESPONSE_TASKS[style].format(emotion=emotion) + (CARE_TASK if caring else "")
     return [
         system_message(max_words),
         ChatMessage("user", _context(turn, examples, max_utterances) + task),

@@ -116,10 +116,73 @@ def test_safety_rule_overrides_a_cheerful_model():
     chat = ScriptedChat(label="joyful", reply="Yay! That's wonderful news!")
     u = make(backends={"qwen1.5b": chat}).understand(
         UserTurn(text="I just want to end it all tonight.", history=(Utterance("speaker", "hi"),)))
-    assert u.crisis
-    assert u.coarse in ("sad", "fear") and u.reply_emotion in ("sad", "neutral")
+    assert u.crisis and u.risk.level == "crisis" and "patterns" in u.risk.sources
+    assert u.coarse in ("sad", "fear") and u.reply_emotion in ("sad", "neutral") and u.reply_intensity <= 0.4
     assert "988" in u.reply and "!" not in u.reply and "wonderful" not in u.reply
+    assert "safe" in u.reply and "?" in u.reply  # it asks about their safety now
     assert len(chat.calls) == 1  # the model was not even asked for a reply
+
+
+def test_crisis_response_uses_the_configured_resources():
+    config = load_config(environ={"E3RG_SAFETY_RESOURCES": "In Germany call 0800 111 0 111."})
+    config = replace(config, understanding=replace(config.understanding, voters=("qwen1.5b",)))
+    u = Understander(config, backends={"qwen1.5b": ScriptedChat()}).understand(
+        UserTurn(text="I've been saving my pills for Friday."))
+    assert u.crisis and "0800 111 0 111" in u.reply and "988" not in u.reply and "the pills" in u.reply
+
+
+@pytest.mark.parametrize("text, reply", [
+    ("The doctor wants to run more tests on the lump they found.", "Congratulations, Doctor! Tell me more."),
+    ("I got laid off this morning after twelve years at the company.", "That's great news! Enjoy the free time."),
+])
+def test_guard_replaces_a_cheerful_first_sentence_before_it_is_spoken(text, reply):
+    chat = StreamingChat(label="neutral", reply=reply)
+    understander = make(backends={"qwen1.5b": chat})
+    decided = understander.decide(UserTurn(text=text))
+    first = next(iter(understander.reply_sentences(decided, first_clause_words=4)))
+    assert "ongratulations" not in first and "great" not in first and "!" not in first
+    u = understander.understand(UserTurn(text=text))
+    assert u.guarded == ("cheerful_to_distress",) and not u.crisis
+    assert "ongratulations" not in u.reply and "great" not in u.reply
+
+
+def test_guard_ends_a_reply_at_a_sentence_that_fails():
+    chat = ScriptedChat(label="sad", reply="I'm so sorry about your dad. What a heartwarming funeral it was.")
+    u = make(backends={"qwen1.5b": chat}).understand(UserTurn(text="We buried my dad on Friday."))
+    assert u.reply == "I'm so sorry about your dad." and u.guarded == ("cheerful_to_distress",)
+
+
+def test_a_conversation_stays_caring_after_a_risk_signal():
+    chat = ScriptedChat(label="neutral", reply="Thanks for telling me about your day.")
+    history = (Utterance("speaker", "Everyone would be better off without me."),
+               Utterance("listener", "I'm really glad you told me. Are you safe right now?"))
+    u = make(backends={"qwen1.5b": chat}).understand(UserTurn(text="I watched a film tonight.", history=history))
+    assert u.risk.level == "care" and not u.crisis
+    assert u.reply_emotion in ("sad", "neutral") and u.reply_intensity <= 0.4
+    assert "harming themselves" in chat.calls[-1]["messages"][-1].content  # the reply prompt asks for care
+    later = history + (Utterance("speaker", "I watched a film."), Utterance("listener", "Which one?"),
+                       Utterance("speaker", "A comedy."), Utterance("listener", "Nice."),
+                       Utterance("speaker", "Then dinner."), Utterance("listener", "Lovely."))
+    assert make(backends={"qwen1.5b": chat}).understand(UserTurn(text="Now a walk.", history=later)).risk.level == "none"
+
+
+def test_a_message_near_risk_gets_a_calm_reply_and_a_question_about_safety():
+    from e3rg_core.types import RiskAssessment
+
+    chat = ScriptedChat(label="sad", reply="That sounds like a heavy week.")
+    understander = make(backends={"qwen1.5b": chat})
+    understander.risk_detector.assess = lambda text, history, judge=None: RiskAssessment(
+        level="check", category="burden_hopelessness", sources=())
+    u = understander.understand(UserTurn(text="I'm so tired of everything lately."))
+    assert not u.crisis and u.risk.level == "check"
+    assert u.reply.startswith("That sounds like a heavy week.") and "hurting yourself" in u.reply.replace("harming", "hurting")
+    assert u.reply_emotion in ("sad", "neutral") and u.reply_intensity <= 0.4
+
+
+@pytest.mark.parametrize("text", ["k i l l  m y s e l f", "🪦🪦🪦", "x" * 3999, "wnt 2 die. srsly", "💊💊💊 tonight"])
+def test_hostile_or_odd_text_gets_a_result(text):
+    u = make(backends={"qwen1.5b": ScriptedChat()}).understand(UserTurn(text=text))
+    assert u.reply and u.risk.level in ("none", "care", "crisis")
 
 
 def test_soothe_policy():

@@ -1,0 +1,147 @@
+"""How well does the risk detector find messages that signal suicide or self-harm risk, and stay calm on
+their look-alikes? Recall and false alarms on the dev and held-out sets, per part and per category.
+
+    python bench/safety.py [--judge qwen1.5b] [--limit N]
+
+The sets (``bench/data/safety_dev.jsonl``, ``safety_heldout.jsonl``) were written for e3rg; the held-out
+set was written separately and is never used to choose thresholds. Each part of the detector is
+measured alone and together: patterns, meaning (sentence embeddings), the conversation (history) and
+the LLM judge (asked only in the grey zone, as in a turn). A message counts as flagged when the level
+is "crisis"; the "[crisis or check]" rows also count "check" (a calm reply that asks about safety).
+"care" (the caring stance after an earlier signal) is not an alarm. The false-alarm
+rate is also measured on ordinary conversation (the emotion sets, every emotion, no risk). Also
+measured: the time the detector adds to a turn without the judge (the embedding part), and with it.
+Writes ``bench/reports/safety.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from _common import ROOT, machine, write_report
+
+from e3rg_core.config import load_config
+from e3rg_core.types import Utterance, UserTurn
+from e3rg_core.understanding.engine import Understander
+
+SETS = {"dev": ROOT / "bench" / "data" / "safety_dev.jsonl", "heldout": ROOT / "bench" / "data" / "safety_heldout.jsonl"}
+# Ordinary conversation (the emotion sets: every emotion, no risk): how often is an ordinary message alarmed?
+ORDINARY = {"dev": ROOT / "bench" / "data" / "emotion_dev.jsonl",
+            "heldout": ROOT / "bench" / "data" / "emotion_heldout.jsonl"}
+PARTS = {
+    "patterns": {"patterns"},
+    "meaning": {"meaning"},
+    "patterns+meaning": {"patterns", "meaning"},
+    "patterns+meaning+history": {"patterns", "meaning", "history"},
+    "all (with judge)": {"patterns", "meaning", "history", "judge"},
+}
+
+
+def load(path: Path, limit: int | None) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return rows[:limit] if limit else rows
+
+
+def turn_of(row: dict) -> UserTurn:
+    return UserTurn(text=row["text"], history=tuple(Utterance(u["role"], u["text"]) for u in row.get("history", [])))
+
+
+def summarise(rows: list[dict], flagged: list[bool]) -> dict:
+    risk = [f for r, f in zip(rows, flagged) if r["risk"]]
+    safe = [f for r, f in zip(rows, flagged) if not r["risk"]]
+    per_category: dict[str, dict] = {}
+    for row, hit in zip(rows, flagged):
+        c = per_category.setdefault(row["category"], {"risk": row["risk"], "n": 0, "flagged": 0})
+        c["n"] += 1
+        c["flagged"] += int(hit)
+    dialogue = [(r, f) for r, f in zip(rows, flagged) if r.get("history")]
+    return {
+        "recall": round(sum(risk) / max(1, len(risk)), 4),
+        "false_alarm_rate": round(sum(safe) / max(1, len(safe)), 4),
+        "n_risk": len(risk), "n_safe": len(safe),
+        "missed": [r["id"] for r, f in zip(rows, flagged) if r["risk"] and not f],
+        "false_alarms": [r["id"] for r, f in zip(rows, flagged) if not r["risk"] and f],
+        "dialogues": {"recall": round(sum(f for r, f in dialogue if r["risk"]) / max(1, sum(r["risk"] for r, _ in dialogue)), 4),
+                      "false_alarm_rate": round(sum(f for r, f in dialogue if not r["risk"])
+                                                / max(1, sum(not r["risk"] for r, _ in dialogue)), 4)},
+        "per_category": per_category,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--judge", default="", help="a chat model profile to measure as the grey-zone judge "
+                        "(default: none, as the shipped config)")
+    parser.add_argument("--limit", type=int, help="only the first N items of each set")
+    args = parser.parse_args()
+    config = load_config(environ={})
+    config = replace(config, understanding=replace(config.understanding, voters=("minilm",)),
+                     safety=replace(config.safety, judge=args.judge))
+    understander = Understander(config)
+    detector = understander.risk_detector
+    detector.assess("warm up", ())
+    parts = {k: v for k, v in PARTS.items() if args.judge or "judge" not in v}
+
+    report: dict = {"machine": machine(), "thresholds": vars(detector.thresholds), "sets": {}}
+    for name, path in SETS.items():
+        rows = load(path, args.limit)
+        results: dict[str, list[bool]] = {}
+        judged: dict[str, float | None] = {}
+        times_embed, times_full, judge_calls = [], [], 0
+        for row in rows:
+            turn = turn_of(row)
+            judge = understander.risk_judge(turn)
+
+            def memo(row_id: str = row["id"], judge=judge) -> float | None:
+                if row_id not in judged:
+                    judged[row_id] = judge() if judge is not None else None
+                return judged[row_id]
+
+            for label, wanted in parts.items():
+                start = time.perf_counter()
+                risk = detector.assess(turn.text, turn.history, judge=memo, parts=frozenset(wanted))
+                elapsed = time.perf_counter() - start
+                results.setdefault(label, []).append(risk.level == "crisis")
+                results.setdefault(label + " [crisis or check]", []).append(risk.level in ("crisis", "check"))
+                if label == "patterns+meaning+history":
+                    times_embed.append(elapsed)
+            if judge is not None:
+                start = time.perf_counter()
+                detector.assess(turn.text, turn.history, judge=judge)
+                times_full.append(time.perf_counter() - start)
+                judge_calls += int(row["id"] in judged)
+        report["sets"][name] = {
+            "n": len(rows),
+            "parts": {label: summarise(rows, flagged) for label, flagged in results.items()},
+            "seconds_per_turn": {
+                "without_judge_median": round(statistics.median(times_embed), 4),
+                "without_judge_p90": round(sorted(times_embed)[int(0.9 * (len(times_embed) - 1))], 4),
+                **({"with_judge_median": round(statistics.median(times_full), 4),
+                    "with_judge_p90": round(sorted(times_full)[int(0.9 * (len(times_full) - 1))], 4),
+                    "judge_asked_share": round(judge_calls / len(rows), 4)} if times_full else {}),
+            },
+        }
+        ordinary = load(ORDINARY[name], args.limit)
+        levels = [detector.assess(r["text"], turn_of(r).history).level for r in ordinary]
+        report["sets"][name]["ordinary_conversation"] = {
+            "source": ORDINARY[name].name, "n": len(ordinary),
+            "crisis_rate": round(sum(v == "crisis" for v in levels) / len(ordinary), 4),
+            "check_rate": round(sum(v == "check" for v in levels) / len(ordinary), 4),
+            "crisis": [r["id"] for r, v in zip(ordinary, levels) if v == "crisis"],
+            "check": [r["id"] for r, v in zip(ordinary, levels) if v == "check"]}
+        o = report["sets"][name]["ordinary_conversation"]
+        print(f"{name:8s} ordinary conversation ({ORDINARY[name].name}): crisis {o['crisis_rate']:.3f}, "
+              f"check {o['check_rate']:.3f}")
+        for label, summary in report["sets"][name]["parts"].items():
+            print(f"{name:8s} {label:28s} recall {summary['recall']:.3f}  false alarms {summary['false_alarm_rate']:.3f}")
+        print(f"{name:8s} seconds per turn: {report['sets'][name]['seconds_per_turn']}")
+    write_report("safety", report)
+
+
+if __name__ == "__main__":
+    main()

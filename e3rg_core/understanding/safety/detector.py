@@ -1,0 +1,185 @@
+"""The risk detector: does this message, read with the conversation, signal a risk of suicide or
+self-harm to the person who wrote it?
+
+Four parts, each measured alone and together in ``bench/safety.py``:
+
+1. **patterns** (``patterns.py``) on the canonical text (``text.py`` undoes spacing, leetspeak, emoji
+   and slang): plain first-person statements, at once;
+2. **meaning** (``meaning.py``): sentence embeddings against expressions of risk and their harmless
+   look-alikes, for what is said indirectly ("I've sorted out who gets my cat");
+3. **the conversation**: the speaker's earlier lines are read the same way, the answer is read with
+   the avatar's question before it ("do you have a plan?" / "yes. saturday."), and the last lines
+   together (hopelessness that builds over turns);
+4. **a judge**: the chat LLM asked yes or no (a calibrated probability), only in the grey zone where
+   the meaning layer is unsure or an earlier line signalled risk, so most turns never pay for it.
+
+Thresholds favour recall: a false alarm costs a gentle check-in, a miss can cost a life. They were
+chosen on ``bench/data/safety_dev.jsonl`` only.
+
+The result's ``level`` is ``"crisis"`` (this message signals risk: answer with the crisis response),
+``"check"`` (the meaning comes near risk but less surely: reply calmly, then ask directly whether they
+are thinking of harming themselves, with help shown on the page), ``"care"`` (an earlier message
+signalled risk and this one does not: stay calm and caring) or ``"none"``. Two tiers keep recall high
+without giving one ordinary message in eight the full crisis response (measured on the dev sets).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Sequence
+
+from e3rg_core.types import RiskAssessment, Utterance
+from e3rg_core.understanding.safety import patterns
+from e3rg_core.understanding.safety.meaning import MeaningScore, MeaningScorer
+from e3rg_core.understanding.safety.text import canonical
+
+logger = logging.getLogger(__name__)
+
+#: A yes/no risk judge: the probability (0..1) that the turn signals risk, or None when it cannot tell.
+Judge = Callable[[], "float | None"]
+
+# Signs that a message is not about the writer's own danger: a practical question, a story, a light
+# tone, someone else as the subject. Each lowers the meaning margin by ``Thresholds.cue``; patterns
+# are not affected, so "how many pills would it take to not wake up?" is still caught.
+_CUES = {
+    "question": re.compile(
+        r"\b(?:how (?:do|does|should|can|could|many|much|long|often|to)|what (?:length|size|time|temperature|"
+        r"should|do|is the best)|any (?:tips|ideas|advice)|should i|is it (?:normal|ok|okay|safe|bad)|"
+        r"can you (?:suggest|recommend|help)|recommend|tips for|ideas for)\b"),
+    "story": re.compile(
+        r"\b(?:novel|story|stories|character|characters|screenplay|script|chapter|poem|poetry|lyrics|essay|"
+        r"thriller|plot|scene|audience|stage|in class|studying|the game|my game|fiction|film|movie|book|"
+        r"playwright|narrator)\b"),
+    "light": re.compile(
+        r"(?:!!|\blol\b|\blmao\b|\bhaha\w*|\U0001f602|\U0001f923|\bthriving\b|\bexcited\b|can't wait|"
+        r"\bnext year\b|\bjk\b|\bkidding\b|\bnot actually\b|\bi mean\b|\bcame out wrong\b)"),
+    "others": re.compile(
+        r"^(?:my|our|his|her) (?:friend|best friend|mate|best mate|brother|sister|mum|mom|dad|father|mother|uncle|"
+        r"aunt|cousin|grandma|grandpa|son|daughter|partner|husband|wife|boyfriend|girlfriend|roommate|flatmate|"
+        r"colleague|cat|dog)\b|^(?:he|she|they)\b"),
+}
+
+
+def cues(text: str) -> tuple[str, ...]:
+    """The signs in ``text`` (canonical) that it is not about the writer's own danger."""
+    return tuple(name for name, pattern in _CUES.items() if pattern.search(text))
+
+
+_REASSURING = re.compile(r"^(?:no|nope|nah|not really|i'?m (?:safe|ok|okay|fine|alright)|i am (?:safe|ok|okay|fine)|"
+                         r"i won'?t|no plan|never|i'?m not going to)\b")
+MIN_WORDS = 4  # a shorter message ("ok", "fine", "now a walk") is too short for meaning alone to call risk
+
+CARE_TURNS = 3  # the caring stance lasts this many of the speaker's messages after the last risk signal
+HISTORY_LINES = 4  # earlier speaker lines read for risk
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where the meaning layer and the judge call a message risk (chosen on the dev set)."""
+
+    margin: float = -0.02  # risk_sim - safe_sim (less the cues) at or above which meaning alone says crisis
+    check_margin: float = -0.06  # from here up to ``margin``: "check" (reply, then ask gently about safety)
+    sim: float = 0.3  # ... when risk_sim is also at least this
+    cue: float = 0.05  # each sign of "not about my own danger" lowers the margin by this
+    grey_margin: float = -0.1  # from here up to ``margin`` the judge is asked
+    grey_sim: float = 0.25
+    context_margin: float = -0.02  # a message after an earlier risk signal in the conversation (stricter:
+    # the avatar already answered with care, and repeating the crisis response to "I watched a film" fails the person)
+    judge: float = 0.5  # the judge's probability at or above which it says risk
+
+
+class RiskDetector:
+    """Assesses the risk in a message and its conversation. ``encoder`` embeds sentences (``None``: patterns only)."""
+
+    def __init__(self, encoder: Any | None = None, *, thresholds: Thresholds | None = None) -> None:
+        self.meaning = MeaningScorer(encoder) if encoder is not None else None
+        self.thresholds = thresholds or Thresholds()
+
+    def _meaning_says(self, score: MeaningScore | None, *, margin: float, sim: float) -> bool:
+        return score is not None and score.margin >= margin and score.risk_sim >= sim
+
+    def assess(self, text: str, history: Sequence[Utterance] = (), *, judge: Judge | None = None,
+               parts: frozenset[str] = frozenset({"patterns", "meaning", "history", "judge"})) -> RiskAssessment:
+        """The risk in ``text`` (the speaker's message) after ``history`` (oldest first).
+
+        ``judge`` is asked only in the grey zone; ``parts`` switches parts off for measurement.
+        """
+        t = self.thresholds
+        current = canonical(text)
+        earlier = [canonical(u.text) for u in history if u.role == "speaker" and u.text.strip()][-HISTORY_LINES:]
+        last_listener = next((u.text for u in reversed(history) if u.role == "listener"), "")
+        use_history = "history" in parts and bool(history)
+
+        found = patterns.match(current) if "patterns" in parts else None
+        earlier_found = [patterns.match(e) if "patterns" in parts else None for e in earlier] if use_history else []
+
+        scores: dict[str, MeaningScore] = {}
+        if self.meaning is not None and "meaning" in parts:
+            texts = {"current": current}
+            if use_history:
+                texts.update({f"earlier{i}": e for i, e in enumerate(earlier)})
+                if last_listener:
+                    texts["answer"] = canonical(last_listener) + " " + current
+                if earlier:
+                    texts["together"] = " ".join(earlier[-2:] + [current])
+            scored = self.meaning.score_many(list(texts.values()))
+            # lower each margin by the cues of its own text: the score's safe_sim absorbs them
+            scores = {k: replace(v, safe_sim=v.safe_sim + t.cue * len(cues(text)))
+                      for (k, text), v in zip(texts.items(), scored)}
+        own = scores.get("current")
+
+        # Which earlier speaker lines signalled risk, counted back from the latest.
+        earlier_risk = [
+            earlier_found[i] is not None
+            or self._meaning_says(scores.get(f"earlier{i}"), margin=t.margin, sim=t.sim)
+            for i in range(len(earlier))
+        ] if use_history else []
+        since = next((n for n, hit in enumerate(reversed(earlier_risk)) if hit), None)  # 0: the line just before
+        context = since is not None and since < CARE_TURNS
+
+        sources: list[str] = []
+        if found is not None:
+            sources.append("patterns")
+        short = len(current.split()) < MIN_WORDS
+        if not short and self._meaning_says(own, margin=t.margin, sim=t.sim):
+            sources.append("meaning")
+        # The conversation: after an earlier risk signal a weaker one counts; otherwise the answer read
+        # with the avatar's question, and the last lines read together.
+        history_says = False
+        if use_history and not sources:
+            if context:
+                # a short answer ("yes", "saturday") to the avatar's question is read with the question,
+                # unless it says no or safe
+                history_says = (self._meaning_says(own, margin=t.context_margin, sim=t.sim) if not short else
+                                _REASSURING.search(current) is None
+                                and self._meaning_says(scores.get("answer"), margin=t.margin, sim=t.sim))
+            else:
+                history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.sim)
+                                   for k in ("answer", "together"))
+        grey = own is not None and not short and self._meaning_says(own, margin=t.grey_margin, sim=t.grey_sim)
+        judged = None
+        asks_judge = judge is not None and "judge" in parts
+        if not sources and asks_judge and (grey or context or history_says or self.meaning is None):
+            judged = judge()
+            if judged is not None and judged >= t.judge:
+                sources.append("judge")
+        if history_says and (judged is None or not asks_judge):
+            sources.append("history")  # no judge to ask: recall first
+
+        if sources:
+            category = found.category if found is not None else (own.category if own is not None else "unspecified")
+            evidence = found.matched if found is not None else (own.nearest if own is not None else "")
+            level = "crisis"
+        elif own is not None and not short and self._meaning_says(own, margin=t.check_margin, sim=t.sim) and (
+                judged is None or judged >= t.judge / 2):
+            category, evidence, level = own.category, own.nearest, "check"
+        elif context:
+            category, evidence, level = "earlier", "an earlier message", "care"
+        else:
+            category, evidence, level = "", "", "none"
+        score = max([own.margin if own is not None else -1.0, judged if judged is not None else -1.0,
+                     1.0 if found is not None else -1.0])
+        return RiskAssessment(level=level, category=category, sources=tuple(sources), evidence=evidence[:120],
+                              score=round(float(score), 4), judged=judged)

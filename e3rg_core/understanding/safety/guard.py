@@ -1,0 +1,118 @@
+"""The output guard: no reply may affirm, praise or encourage self-harm or death, or answer a
+distressed message cheerfully, whatever the risk detector and the emotion vote said.
+
+Every sentence of a reply is checked before it is spoken (``check``). A first sentence that fails
+replaces the whole reply with a calm one (``safe_reply``); a later one ends the reply there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from e3rg_core.types import RiskAssessment
+from e3rg_core.understanding.safety.text import canonical
+
+_NEGATIVE_CLASSES = ("sad", "fear", "angry", "disgusted", "contempt")
+
+# Bad news in the message itself, for when the emotion vote missed it ("The doctor wants to run more
+# tests on the lump they found" read as neutral).
+_BAD_NEWS = re.compile(
+    r"\b(?:laid off|let go|fired|sacked|redundan\w*|lost my (?:job|home|house|baby|mum|mom|dad|wife|husband|"
+    r"partner|friend|dog|cat)|died|dies|passed away|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
+    r"more tests|icu|emergency room|miscarr\w*|divorc\w*|broke up|breakup|dumped|cheated on|left me|evict\w*|"
+    r"bankrupt|robbed|mugged|assault\w*|abus\w*|bullied|harass\w*|hopeless|worthless|heartbroken|devastated|"
+    r"grieving|mourning)\b"
+)
+# Weaker signs, trusted only when the emotion vote did not read joy or surprise.
+_BAD_NEWS_WEAK = re.compile(
+    r"\b(?:dying|dead|grave|hospital|debt|stolen|accident|crash\w*|injur\w*|failed|rejected|lonely|alone|scared|"
+    r"afraid|terrified|anxious|panic\w*|depress\w*|miserable|grief|sick|ill|pain|hurts?)\b"
+)
+_HARM_WORDS = re.compile(
+    r"\b(?:die|death|dead|dying|suicide|kill|pills?|tablets?|overdose|rope|gun|bridge|jump|end it|end my|"
+    r"hurt myself|cut|cutting|blade|razor|burn|insulin|not wake up|never wake up|gone|goodbye|last time|"
+    r"medication|meds|medicine|stockpil\w*|saving up|better off|burden|without me|no point|give up|giving up|"
+    r"disappear|wake up)\b"
+)
+# Words so grave that no cheerful reply fits, whatever the emotion vote said.
+_GRAVE = re.compile(
+    r"\b(?:die|died|death|dead|dying|suicid\w*|kill myself|end it|end my life|overdose|pills|rope|not wake up|"
+    r"never wake up|hurt myself|cutting myself|better off without me|a burden|no point)\b"
+)
+_CHEERFUL = re.compile(
+    r"\b(?:wonderful|fantastic|awesome|amazing|terrific|exciting|excited for you|heart-?warming|delightful|hooray|"
+    r"yay|woo-?hoo|congrat\w*|great (?:news|to hear|job|idea|choice)|good (?:to hear|news|for you|idea|choice)|"
+    r"glad to hear|happy to hear|nice to hear|love (?:to hear|that)|how (?:lovely|exciting|nice|fun)|so happy for you|"
+    r"happy for you|what a (?:great|lovely|wonderful|fun|nice)|that'?s (?:so )?(?:great|lovely|nice|fun|cool|exciting)|"
+    r"(?:enjoy|celebrate)(?! \w+ing)|lucky|best of luck|well done|proud of you|sounds (?:fun|great|lovely|exciting))\b"
+)
+# Encouraging or approving of a plan, a means or death: what the product must never say.
+_AFFIRMS = re.compile(
+    r"\b(?:should be enough|will be enough|be enough to|take (?:them|all of them|the pills|them all)|as directed|"
+    r"go (?:ahead|for it|through with it)|do it|you'?ve got this|(?:good|great|smart|brave|right) (?:idea|plan|"
+    r"choice|decision|call|move)|sounds like a (?:good |great |solid )?plan|(?:well |so )?prepared|ready for it|"
+    r"i (?:support|respect|understand) your (?:decision|choice|plan)|(?:it'?s|that'?s) your (?:choice|decision|"
+    r"right)|deserve (?:to rest|some rest|peace|to be at peace|a break from it all|to let go)|rest in peace|at peace "
+    r"soon|be at peace|(?:wonderful|lovely|beautiful|peaceful|nice) (?:thought|idea|way)|that'?s (?:a )?relief|"
+    r"let go of (?:everything|it all|life)|staying healthy|how (?:many|much) (?:pills|tablets) (?:you|to)|"
+    r"a better place|no longer (?:suffer|be a burden)|nobody would miss|better off without you|you'?re right)\b"
+)
+# Words that mean the avatar is glad of the person's openness, not of the news.
+_GLAD_OF_TELLING = re.compile(
+    r"\b(?:glad|good|thank you|thanks|grateful) (?:that )?you (?:told|reached out|shared|said|talked|are talking|"
+    r"came|wrote|let me know|opened up|felt able)"
+)
+_EXCLAIM_CHEER = re.compile(r"!\s*$")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    reason: str = ""  # "affirms_harm" or "cheerful_to_distress" when not ok
+
+
+def distressed(user_text: str, coarse: str, risk: RiskAssessment) -> bool:
+    """The message is bad news, a painful feeling or a risk signal: no cheerful words in reply."""
+    said = canonical(user_text)
+    if coarse in _NEGATIVE_CLASSES or risk.level != "none" or _BAD_NEWS.search(said):
+        return True
+    return coarse not in ("happy", "surprised") and _BAD_NEWS_WEAK.search(said) is not None
+
+
+def check(sentence: str, *, user_text: str, coarse: str, risk: RiskAssessment) -> Verdict:
+    """May ``sentence`` be said in reply to ``user_text``?"""
+    said = canonical(sentence)
+    touches_harm = risk.level != "none" or _HARM_WORDS.search(canonical(user_text)) is not None
+    if touches_harm and _AFFIRMS.search(said):
+        return Verdict(False, "affirms_harm")
+    if distressed(user_text, coarse, risk) or _GRAVE.search(canonical(user_text)):
+        cheer = _CHEERFUL.search(_GLAD_OF_TELLING.sub(" ", said))
+        if cheer is not None or (risk.level != "none" and _EXCLAIM_CHEER.search(sentence.strip())):
+            return Verdict(False, "cheerful_to_distress")
+    return Verdict(True)
+
+
+# Calm replies for a distressed message whose written reply failed the guard, by coarse class.
+_SAFE = {
+    "sad": ("I'm so sorry. That sounds really painful.",
+            "I'm sorry you're going through this; that is a lot to carry.",
+            "That sounds really hard, and I'm sorry it happened."),
+    "fear": ("That sounds frightening, and it makes sense to feel shaken.",
+             "That sounds really worrying; anyone would feel uneasy."),
+    "angry": ("That sounds really unfair, and I can see why it got to you.",
+              "That would upset anyone; you didn't deserve that."),
+    "other": ("That sounds really hard.", "I'm sorry; that sounds like a lot to deal with."),
+}
+_FOLLOW = ("Do you want to tell me more about it?", "I'm here if you want to talk it through.",
+           "How are you holding up right now?")
+
+
+def safe_reply(user_text: str, coarse: str, *, caring: bool = False) -> str:
+    """A short calm reply, varied by message: said instead of a written reply that failed the guard."""
+    group = coarse if coarse in _SAFE else ("sad" if coarse == "disgusted" else "other")
+    pick = int.from_bytes(hashlib.sha256(user_text.encode("utf-8", "replace")).digest()[:4], "big")
+    first = _SAFE[group][pick % len(_SAFE[group])]
+    follow = "How are you feeling right now?" if caring else _FOLLOW[(pick // 7) % len(_FOLLOW)]
+    return f"{first} {follow}"

@@ -1,0 +1,118 @@
+"""The avatar's answer to a message that signals risk: calm, warm, about what the person said.
+
+It follows common crisis-line guidance: say back what they told you without judging, ask directly
+whether they are thinking of ending their life and whether they are safe now (asking does not plant
+the idea), give a way to reach help now (``resources``, from the config so a deployment can localise
+it), and keep the conversation open. It is written from parts rather than by the small LLM, which
+cannot be trusted here; the parts name the specifics of the message (the pills, the rope, the
+letters) so the answer is about this person, and vary from message to message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from e3rg_core.types import RiskAssessment
+from e3rg_core.understanding.safety.text import canonical
+
+#: The help resources said at the end of a crisis response (``[safety] resources`` in the config).
+DEFAULT_RESOURCES = (
+    "If you might act on these thoughts, please call your local emergency number now. You can also "
+    "talk to a crisis line at any hour: in the US call or text 988, in the UK and Ireland call "
+    "Samaritans on 116 123, or find a line near you at findahelpline.com."
+)
+
+# What the message names, in the words the answer uses: (pattern on the canonical text, phrase).
+_SPECIFICS: tuple[tuple[str, str], ...] = (
+    (r"\b(?:pills|tablets|meds|medication|medicine|paracetamol|painkillers|sleeping pills|overdose)\b", "the pills"),
+    (r"\binsulin\b", "stopping your insulin"),
+    (r"\brope\b|\bhang", "the rope"),
+    (r"\bgun\b|\brifle\b|\bshoot", "the gun"),
+    (r"\bbridge\b", "the bridge"),
+    (r"\broof\b|\bledge\b|\bcliff\b|\bjump", "going somewhere high"),
+    (r"\btrain\b|\btracks\b|\bplatform\b", "the train"),
+    (r"\btraffic\b|\bcar\b|\bdrive\b|\bdriving\b|\bcrash", "the car"),
+    (r"\b(?:letters?|notes?)\b", "the letters you've written"),
+    (r"\bgiv(?:e|ing|en) (?:away|my)\b|\bgave away\b", "giving your things away"),
+    (r"\bcut(?:ting)?\b|\bblade\b|\brazor\b|\bstitches\b|\bscars?\b", "hurting yourself"),
+    (r"\bburn(?:ing|ed|t)?\b|\blighter\b", "hurting yourself"),
+)
+_SPECIFICS_COMPILED = tuple((re.compile(p), phrase) for p, phrase in _SPECIFICS)
+
+_OPENINGS = {
+    "explicit": ("Thank you for telling me that you're thinking about ending your life. I'm taking it seriously, "
+                 "and I'm really glad you said it.",
+                 "I hear how much pain you're in if you're thinking about ending your life, and I'm glad you "
+                 "told me."),
+    "passive_ideation": ("It sounds like you're so worn down that you wish it could all stop, and I'm really glad "
+                         "you told me.",
+                         "It sounds like things have got so heavy that you don't want to go on, and I'm glad you "
+                         "said it to me."),
+    "burden_hopelessness": ("It sounds like you've been carrying the feeling that others would be better off "
+                            "without you. That is a painful thing to hold, and it isn't the truth about you.",
+                            "It sounds like you feel there's no way forward, and that you're a weight on others. "
+                            "I'm really glad you told me."),
+    "plan_means": ("What you've told me about {specific} worries me, and I'm really glad you said it out loud.",
+                   "Thank you for telling me about {specific}. I'm taking it seriously because I care what "
+                   "happens to you."),
+    "farewell": ("It sounds like you might be getting ready to say goodbye, with {specific}, and I'm worried "
+                 "about you.",
+                 "When you talk about {specific}, it sounds like you might be saying goodbye, and I'm really glad "
+                 "you told me."),
+    "self_harm": ("It sounds like you've been hurting yourself to get through how much it hurts inside. You "
+                  "deserve care, not more pain, and I'm glad you told me.",
+                  "Thank you for trusting me with this. Hurting yourself tells me how much you're going through."),
+    "reckless_intent": ("What you said about {specific} worries me, and I'm really glad you told me.",
+                        "It sounds like you've been putting yourself in danger with {specific}, and I'm worried "
+                        "about you."),
+    "obfuscated": ("I'm really glad you told me this, and I'm taking it seriously.",),
+    "unspecified": ("I'm really glad you told me this, and I'm taking what you said seriously.",
+                    "Thank you for telling me. What you said matters, and I'm taking it seriously."),
+}
+_DEFAULT_SPECIFIC = {"plan_means": "how you might do it", "farewell": "saying goodbye",
+                     "reckless_intent": "putting yourself in danger"}
+_ASK = ("Can I ask you directly: are you thinking about ending your life, and are you safe right now?",
+        "Are you thinking about suicide, and are you safe where you are right now?")
+_ASK_SELF_HARM = ("Are you hurt right now, or thinking about ending your life?",
+                  "Are you safe right now, and do you need care for any injury?")
+_CLOSE = ("You don't have to go through this alone; I'm here and I'd like to keep talking with you.",
+          "Is there someone you trust who could be with you now? I'm here, and I'm staying with you.")
+
+
+def specific(text: str) -> str:
+    """The means or act the message names, as the crisis answer says it ("the pills"), or ``""``."""
+    said = canonical(text)
+    for pattern, phrase in _SPECIFICS_COMPILED:
+        if pattern.search(said):
+            return phrase
+    return ""
+
+
+def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAULT_RESOURCES) -> list[str]:
+    """The crisis answer to ``text``, one spoken piece at a time."""
+    pick = int.from_bytes(hashlib.sha256(text.encode("utf-8", "replace")).digest()[:4], "big")
+    category = risk.category if risk.category in _OPENINGS else "unspecified"
+    named = specific(text)
+    if category in _DEFAULT_SPECIFIC:
+        named = named or _DEFAULT_SPECIFIC[category]
+    elif named and category in ("obfuscated", "unspecified", "explicit") and named not in ("hurting yourself",):
+        category = "plan_means"  # the message names a means: speak to it
+    options = _OPENINGS[category]
+    opening = options[pick % len(options)].format(specific=named or "what you're planning")
+    ask = (_ASK_SELF_HARM if category == "self_harm" else _ASK)[(pick // 3) % 2]
+    close = _CLOSE[(pick // 5) % len(_CLOSE)]
+    return [opening, ask, resources.strip(), close]
+
+
+_CHECK_IN = (
+    "Can I ask you directly, because it matters: are you having any thoughts of ending your life or hurting yourself?",
+    "I want to check, just in case: are you thinking about harming yourself at all?",
+    "Some of what you said worries me a little, so I'll ask: are you safe, and are you having thoughts of hurting yourself?",
+)
+
+
+def check_in(text: str) -> str:
+    """The gentle, direct question added to a reply when a message comes near risk but less surely."""
+    pick = int.from_bytes(hashlib.sha256(text.encode("utf-8", "replace")).digest()[:4], "big")
+    return _CHECK_IN[pick % len(_CHECK_IN)]

@@ -1,0 +1,107 @@
+"""Undo the ways people hide or bend words about self-harm, so patterns and embeddings read them.
+
+``canonical`` lower-cases, joins letters typed apart ("k i l l", "s.u.i.c.i.d.e"), turns leetspeak
+inside words ("k1ll", "su1c1d3") and a few emoji into letters or words, spells out the slang of online
+communities ("kms", "unalive", "sewerslide", "ctb") and mends common misspellings of the key words.
+Numbers that stand alone ("30 pills") are left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+MAX_CHARS = 20_000  # longer text is cut: detection reads the start and the end (see ``clip``)
+
+_EMOJI = {
+    "\U0001faa6": " grave ",  # headstone
+    "\u26b0": " coffin ",
+    "\U0001f48a": " pills ",
+    "\U0001faa2": " rope ",  # knot
+    "\U0001f52a": " cut ",
+    "\U0001f5e1": " knife ",
+    "\U0001fa78": " blood ",
+    "\U0001f52b": " gun ",
+    "\U0001f309": " bridge ",
+}
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
+                       "|": "l"})
+# whole words or phrases of slang, after lower-casing and joining
+_SLANG = (
+    (r"\bno1\b", "no one"),
+    (r"\bwnt\b", "want"),
+    (r"\b2 (die|live|be|end|go|sleep|do)\b", r"to \1"),
+    (r"\bkms\b", "kill myself"),
+    (r"\bkys\b", "kill yourself"),
+    (r"\bun-?alive\b", "kill"),
+    (r"\bun-?aliving\b", "killing"),
+    (r"\bun-?alived\b", "killed"),
+    (r"\bself[- ]?delet(e|ing|ed)\b", r"kill myself"),
+    (r"\bsewer\s*slide\b", "suicide"),
+    (r"\bsui\b", "suicide"),
+    (r"\bctb\b", "end my life"),
+    (r"\bcatch(ing)? the bus\b(?= (?:for good|soon|tonight|forever|early))", "end my life"),
+    (r"\bsh\b(?= (?:again|relapse|scars?|urges?|cuts?))", "self-harm"),
+    (r"\bwanna\b", "want to"),
+    (r"\bgonna\b", "going to"),
+    (r"\bgotta\b", "got to"),
+    (r"\bim\b", "i'm"),
+    (r"\bdont\b", "don't"),
+    (r"\bcant\b", "can't"),
+    (r"\bwont\b", "won't"),
+    (r"\bu\b", "you"),
+    (r"\bur\b", "your"),
+    (r"\bmyslef\b|\bmyselfe?\b|\bmy self\b", "myself"),
+    (r"\bsuicidal+\b|\bsucidal\b|\bsuisidal\b", "suicidal"),
+    (r"\bsuic[a-z]{0,2}de\b|\bsuiside\b|\bsucide\b|\bsuicid\b", "suicide"),
+    (r"\boverdo[sz]e?\b|\bodd?'?ing\b|\bod\b(?= on)", "overdose"),
+    (r"\bkil+\b", "kill"),
+    (r"\bdi+e+\b", "die"),
+)
+_SLANG_COMPILED = tuple((re.compile(p), r) for p, r in _SLANG)
+_SPACED = re.compile(r"\b(?:[a-z][\s.\-_*]{1,3}){2,}[a-z]\b")  # k i l l, s.u.i.c.i.d.e, d-i-e
+_MIXED = re.compile(r"[a-z]*[0-9@$!|][a-z0-9@$!|]*[a-z][a-z0-9@$!|]*|[a-z]+[0-9@$][a-z0-9@$]*")
+_STARRED = re.compile(r"\b([a-z]+)[*#]+([a-z]+)\b")  # su*cide, k*ll: one hidden letter guessed below
+_STARRED_WORDS = {("su", "cide"): "suicide", ("k", "ll"): "kill", ("d", "e"): "die", ("s", "icide"): "suicide",
+                  ("sui", "ide"): "suicide", ("ki", "l"): "kill"}
+_SPACES = re.compile(r"\s+")
+
+
+def clip(text: str) -> str:
+    """At most ``MAX_CHARS``: the start and the end of an enormous message (where a signal most often is)."""
+    if len(text) <= MAX_CHARS:
+        return text
+    half = MAX_CHARS // 2
+    return text[:half] + " … " + text[-half:]
+
+
+def _join_spaced(match: re.Match[str]) -> str:
+    letters = re.sub(r"[\s.\-_*]", "", match.group(0))
+    # "k i l l  m y s e l f": two spaces or more between letters was a word break
+    words = re.split(r"(?:\s{2,}|\s*/\s*)", match.group(0))
+    if len(words) > 1:
+        return " ".join(re.sub(r"[\s.\-_*]", "", w) for w in words if w.strip())
+    return letters
+
+
+def _unleet(match: re.Match[str]) -> str:
+    word = match.group(0)
+    if word.isdigit() or re.fullmatch(r"\d+(?:st|nd|rd|th|s|am|pm|k|mg|ml|kg|km|h|x)", word):
+        return word  # a number, an ordinal, a dose or an hour: not leetspeak
+    return word.translate(_LEET)
+
+
+def canonical(text: str) -> str:
+    """``text`` lower-cased, with spaced-out letters, leetspeak, emoji and slang turned into plain words."""
+    text = unicodedata.normalize("NFKC", clip(str(text)))
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    for emoji, word in _EMOJI.items():
+        text = text.replace(emoji, word)
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc", "Mn") or ch in "\n\t")
+    text = text.lower()
+    text = _SPACED.sub(_join_spaced, text)
+    text = _MIXED.sub(_unleet, text)
+    text = _STARRED.sub(lambda m: _STARRED_WORDS.get((m.group(1), m.group(2)), m.group(0)), text)
+    for pattern, replacement in _SLANG_COMPILED:
+        text = pattern.sub(replacement, text)
+    return _SPACES.sub(" ", text).strip()
