@@ -1,6 +1,7 @@
 """``python -m e3rg_core.eval`` end to end on the shipped sample: the real embedding voter (minilm), real
 speech recognition, voice, speech and video, and a scripted chat model as the LLM (a test double)."""
 
+import dataclasses
 import json
 import wave
 
@@ -47,6 +48,10 @@ def chat():
 @pytest.fixture(scope="module")
 def understander(env, chat):
     config = build_config(EvalOptions(data=DATA, out=DATA, voters=tuple(VOTERS.split(","))), environ=env)
+    # These tests count the scripted replies the CLI asks for; the risk detector's meaning layer (which
+    # gives one sample message, a child's height marks on a door frame, a check-in) is measured in
+    # tests/backends/test_safety_detector.py and bench/safety.py. Its patterns still run here.
+    config = dataclasses.replace(config, safety=dataclasses.replace(config.safety, meaning=False))
     return Understander(config, backends={"qwen1.5b": chat})
 
 

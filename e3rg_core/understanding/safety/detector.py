@@ -69,6 +69,7 @@ def cues(text: str) -> tuple[str, ...]:
 
 _REASSURING = re.compile(r"^(?:no|nope|nah|not really|i'?m (?:safe|ok|okay|fine|alright)|i am (?:safe|ok|okay|fine)|"
                          r"i won'?t|no plan|never|i'?m not going to)\b")
+ANSWER_WORDS = 12  # a message shorter than this is also read with the avatar's question and the lines before
 MIN_WORDS = 4  # a shorter message ("ok", "fine", "now a walk") is too short for meaning alone to call risk
 
 CARE_TURNS = 3  # the caring stance lasts this many of the speaker's messages after the last risk signal
@@ -155,7 +156,8 @@ class RiskDetector:
                 history_says = (self._meaning_says(own, margin=t.context_margin, sim=t.sim) if not short else
                                 _REASSURING.search(current) is None
                                 and self._meaning_says(scores.get("answer"), margin=t.margin, sim=t.sim))
-            else:
+            elif len(current.split()) < ANSWER_WORDS:
+                # a short message that may mean risk only with what came before ("I won't need plans")
                 history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.sim)
                                    for k in ("answer", "together"))
         grey = own is not None and not short and self._meaning_says(own, margin=t.grey_margin, sim=t.grey_sim)
