@@ -1,7 +1,8 @@
 """The output guard: no reply may affirm, praise or encourage self-harm or death, or answer a
 distressed message cheerfully, whatever the risk detector and the emotion vote said.
 
-Every sentence of a reply is checked before it is spoken (``check``). A first sentence that fails
+Every sentence of a reply is checked before it is spoken (``check``). The cheerful words are the
+reply-quality detectors' (``e3rg_core.understanding.faults``), so the guard and the bench agree. A first sentence that fails
 replaces the whole reply with a calm one (``safe_reply``); a later one ends the reply there.
 """
 
@@ -12,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from e3rg_core.types import RiskAssessment
+from e3rg_core.understanding.faults import CHEERFUL, GLAD_OF_TELLING
 from e3rg_core.understanding.safety.text import canonical
 
 _NEGATIVE_CLASSES = ("sad", "fear", "angry", "disgusted", "contempt")
@@ -41,13 +43,6 @@ _GRAVE = re.compile(
     r"\b(?:die|died|death|dead|dying|suicid\w*|kill myself|end it|end my life|overdose|pills|rope|not wake up|"
     r"never wake up|hurt myself|cutting myself|better off without me|a burden|no point)\b"
 )
-_CHEERFUL = re.compile(
-    r"\b(?:wonderful|fantastic|awesome|amazing|terrific|exciting|excited for you|heart-?warming|delightful|hooray|"
-    r"yay|woo-?hoo|congrat\w*|great (?:news|to hear|job|idea|choice)|good (?:to hear|news|for you|idea|choice)|"
-    r"glad to hear|happy to hear|nice to hear|love (?:to hear|that)|how (?:lovely|exciting|nice|fun)|so happy for you|"
-    r"happy for you|what a (?:great|lovely|wonderful|fun|nice)|that'?s (?:so )?(?:great|lovely|nice|fun|cool|exciting)|"
-    r"(?:enjoy|celebrate)(?! \w+ing)|lucky|best of luck|well done|proud of you|sounds (?:fun|great|lovely|exciting))\b"
-)
 # Encouraging or approving of a plan, a means or death: what the product must never say.
 _AFFIRMS = re.compile(
     r"\b(?:should be enough|will be enough|be enough to|take (?:them|all of them|the pills|them all)|as directed|"
@@ -58,11 +53,6 @@ _AFFIRMS = re.compile(
     r"soon|be at peace|(?:wonderful|lovely|beautiful|peaceful|nice) (?:thought|idea|way)|that'?s (?:a )?relief|"
     r"let go of (?:everything|it all|life)|staying healthy|how (?:many|much) (?:pills|tablets) (?:you|to)|"
     r"a better place|no longer (?:suffer|be a burden)|nobody would miss|better off without you|you'?re right)\b"
-)
-# Words that mean the avatar is glad of the person's openness, not of the news.
-_GLAD_OF_TELLING = re.compile(
-    r"\b(?:glad|good|thank you|thanks|grateful) (?:that )?you (?:told|reached out|shared|said|talked|are talking|"
-    r"came|wrote|let me know|opened up|felt able)"
 )
 _EXCLAIM_CHEER = re.compile(r"!\s*$")
 
@@ -88,7 +78,7 @@ def check(sentence: str, *, user_text: str, coarse: str, risk: RiskAssessment) -
     if touches_harm and _AFFIRMS.search(said):
         return Verdict(False, "affirms_harm")
     if distressed(user_text, coarse, risk) or _GRAVE.search(canonical(user_text)):
-        cheer = _CHEERFUL.search(_GLAD_OF_TELLING.sub(" ", said))
+        cheer = CHEERFUL.search(GLAD_OF_TELLING.sub(" ", said))
         if cheer is not None or (risk.level != "none" and _EXCLAIM_CHEER.search(sentence.strip())):
             return Verdict(False, "cheerful_to_distress")
     return Verdict(True)

@@ -1,0 +1,93 @@
+"""How often does the avatar say what a caring listener would not? The embedded responder answers
+multi-turn conversations written for e3rg, turn after turn with its own replies in the history, and
+each reply is checked by the fault detectors (``e3rg_core.understanding.faults``).
+
+    python bench/replies.py [--set dev|heldout] [--limit N] [--name NAME]
+
+``bench/data/replies_dev.jsonl`` is for choosing what to change; ``replies_heldout.jsonl`` was
+written separately and is only measured. The report gives the share of replies with any fault, each
+detector's share, Dist-1/2 (E3RG's per-response mean and over the corpus), the seconds to decide the
+emotion and to write the reply, and every reply with its faults. Writes ``bench/reports/<NAME>.json``
+(default ``replies_<set>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from _common import ROOT, machine, write_report
+
+from e3rg_core.config import load_config
+from e3rg_core.eval import metrics
+from e3rg_core.types import Utterance, UserTurn
+from e3rg_core.understanding.engine import Understander
+from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
+
+SETS = {"dev": ROOT / "bench" / "data" / "replies_dev.jsonl", "heldout": ROOT / "bench" / "data" / "replies_heldout.jsonl"}
+
+
+def load(path: Path, limit: int | None) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return rows[:limit] if limit else rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--set", choices=sorted(SETS), default="dev")
+    parser.add_argument("--limit", type=int, help="only the first N conversations")
+    parser.add_argument("--name", help="report name (default replies_<set>)")
+    args = parser.parse_args()
+    config = load_config(environ={})
+    understander = Understander(config)
+    understander.understand(UserTurn(text="Hello there."))  # first-call allocations and the LLM's prior
+
+    conversations = load(SETS[args.set], args.limit)
+    rows, decide_s, reply_s = [], [], []
+    for conversation in conversations:
+        history: tuple[Utterance, ...] = ()
+        earlier: list[str] = []
+        previous = ""
+        for turn in conversation["turns"]:
+            start = time.perf_counter()
+            decided = understander.decide(UserTurn(text=turn["text"], history=history))
+            decided_at = time.perf_counter()
+            reply = " ".join(understander.reply_sentences(decided))
+            u = understander.finish(decided, reply, reply_s=time.perf_counter() - decided_at)
+            decide_s.append(decided_at - start)
+            reply_s.append(time.perf_counter() - decided_at)
+            ctx = ReplyContext(turn["text"], news=turn["news"], asks=turn["asks"], earlier_user=tuple(earlier),
+                               previous_reply=previous)
+            found = faults(u.reply, ctx)
+            rows.append({"conversation": conversation["id"], "topic": conversation["topic"], "user": turn["text"],
+                         "news": turn["news"], "asks": turn["asks"], "emotion": u.emotion, "risk": u.risk.level,
+                         "guarded": list(u.guarded), "reply": u.reply, "faults": list(found)})
+            print(f"{conversation['id']} {','.join(found) or '-':30s} {u.reply[:90]}")
+            history += (Utterance("speaker", turn["text"]), Utterance("listener", u.reply))
+            earlier.append(turn["text"])
+            previous = u.reply
+
+    replies = [r["reply"] for r in rows]
+    per_detector = {name: round(sum(name in r["faults"] for r in rows) / len(rows), 4) for name in DETECTORS}
+    report = {
+        "machine": machine(), "set": args.set, "conversations": len(conversations), "replies": len(rows),
+        "responder": config.understanding.responder,
+        "any_fault_share": round(sum(bool(r["faults"]) for r in rows) / len(rows), 4),
+        "per_detector": per_detector,
+        "guard_replaced_share": round(sum(bool(r["guarded"]) for r in rows) / len(rows), 4),
+        "dist": {"e3rg_mean_per_response": {f"dist-{n}": metrics.distinct_e3rg(replies, n) for n in (1, 2)},
+                 "corpus": {f"dist-{n}": metrics.distinct_corpus(replies, n) for n in (1, 2)}},
+        "seconds": {"decide_median": round(statistics.median(decide_s), 3),
+                    "reply_median": round(statistics.median(reply_s), 3),
+                    "reply_p90": round(sorted(reply_s)[int(0.9 * (len(reply_s) - 1))], 3)},
+        "rows": rows,
+    }
+    print(json.dumps({k: report[k] for k in ("any_fault_share", "per_detector", "dist", "seconds")}, indent=1))
+    write_report(args.name or f"replies_{args.set}", report)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+"""Faults a reply can have, each detected on its own: what a caring listener would not say.
+
+Used by the output guard (``safety.guard``: the faults that must never be spoken) and by the
+reply-quality bench (``bench/replies.py``: how often each fault happens). Each detector takes the
+reply and a ``ReplyContext`` (the user's message, whether it was bad or good news, what was said so
+far) and returns ``True`` when the fault is present. They are rules over words, so they can miss a
+fault said in other words and, more rarely, see one that is not there; each is tested on examples.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from e3rg_core.emotions import CANDIDATES
+
+MAX_WORDS = 35  # the reply prompt's limit (prompts.system_message)
+
+CHEERFUL = re.compile(
+    r"\b(?:wonderful|fantastic|awesome|amazing|terrific|exciting|excited for you|heart-?warming|delightful|hooray|"
+    r"yay|woo-?hoo|congrat\w*|great (?:news|to hear|job|idea|choice)|good (?:to hear|news|for you|idea|choice)|"
+    r"glad to hear|happy to hear|nice to hear|love (?:to hear|that)|how (?:lovely|exciting|nice|fun)|so happy for you|"
+    r"happy for you|what a (?:great|lovely|wonderful|fun|nice)|that'?s (?:so )?(?:great|lovely|nice|fun|cool|exciting)|"
+    r"(?:enjoy|celebrate)(?! \w+ing)|lucky|best of luck|well done|proud of you|sounds (?:fun|great|lovely|exciting))\b"
+)
+# Glad of the person's openness, not of the news: "I'm glad you told me".
+GLAD_OF_TELLING = re.compile(
+    r"\b(?:glad|good|thank you|thanks|grateful) (?:that )?you (?:told|reached out|shared|said|talked|are talking|"
+    r"came|wrote|let me know|opened up|felt able)"
+)
+GLOOMY = re.compile(
+    r"\b(?:sorry to hear|so sorry|i'?m sorry|that'?s (?:awful|terrible|horrible|tough|hard|rough)|how (?:awful|terrible|"
+    r"sad)|must be (?:hard|difficult|painful|tough)|sounds (?:hard|difficult|painful|tough|rough)|heartbreaking|"
+    r"devastating|condolences)\b"
+)
+ADVICE = re.compile(
+    r"\b(?:you should|you shouldn'?t|you need to|you have to|you must|you ought to|try to|try not to|make sure|"
+    r"i suggest|i recommend|i'?d suggest|i'?d recommend|it'?s important to|don'?t forget|remember to|have you tried|"
+    r"have you considered|consider (?:talking|reaching|seeing|getting|asking|trying)|you could try|maybe you could|"
+    r"why not|the best thing|the key is|focus on|look on the bright side|everything happens for a reason|"
+    r"at least)\b"
+)
+BLAME = re.compile(
+    r"\b(?:your (?:own )?fault|you should have|you shouldn'?t have|(?:you need to|you should|be sure to) apologi[sz]e|"
+    r"apologi[sz]e (?:to|for)|be honest|take responsibility|learn from (?:this|it|your)|you brought|you caused|"
+    r"own up|admit (?:it|that|you))\b"
+)
+AGREEMENT_OPENER = re.compile(r"^\W*(?:you'?re (?:so |absolutely |totally )?right|i (?:totally |completely )?agree|"
+                              r"absolutely|exactly|indeed|true|that'?s (?:so )?true|yes|yeah|of course)\b")
+# The user put forward a view the avatar could agree with.
+CLAIM = re.compile(r"\b(?:i think|i believe|i reckon|i feel like|don'?t you think|isn'?t it|right\?|agree|"
+                   r"should(?:n'?t)? (?:i|we|they)|in my opinion|the best|the worst|always|never)\b")
+_LABELS = "|".join(sorted((re.escape(label) for label in CANDIDATES), key=len, reverse=True))
+EMOTION_LABEL = re.compile(
+    r"\b(?:you(?:'re| are)?|the speaker(?: is)?|they(?:'re| are)?)\s+(?:seem(?:s|ing)? to (?:be )?|must be |might be |"
+    r"may be |are |is )?(?:feel(?:s|ing)?|felt)\s+(?:a (?:bit|little) |so |very |really |quite |rather |extremely )?"
+    rf"(?:{_LABELS})\b|\b(?:your|the speaker'?s|their) (?:emotion|emotional state|feeling) (?:is|seems|of)\b|"
+    r"\bfeel(?:ing)? (?:neutral|contempt|content|trusting|prepared|anticipating|sentimental|faithful|caring)\b"
+)
+THIRD_PERSON = re.compile(r"\b(?:the (?:speaker|user|person speaking|person|listener)|speaker'?s|user'?s)\b")
+RELATIONS = (
+    "mother", "mom", "mum", "father", "dad", "sister", "brother", "wife", "husband", "son", "daughter", "aunt",
+    "uncle", "cousin", "grandma", "grandmother", "grandpa", "grandfather", "niece", "nephew", "boss", "manager",
+    "colleague", "coworker", "neighbour", "neighbor", "boyfriend", "girlfriend", "partner", "fiance", "fiancee",
+    "baby", "sibling", "teacher", "doctor", "roommate", "flatmate",
+)
+_RELATION = re.compile(r"\b(" + "|".join(RELATIONS) + r")s?\b")
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
+_NOT_NAMES = frozenset({
+    "I", "I'm", "I'd", "I'll", "I've", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
+    "Sunday", "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+    "November", "December", "Christmas", "English", "God", "Mom", "Mum", "Dad", "Grandma", "Grandpa", "Oh", "Wow",
+    "That", "This", "What", "How", "You", "Your", "It", "Its", "The", "And", "But", "Yes", "Sorry", "Congratulations",
+})
+_STOP = frozenset(
+    "a an the and or but if of to in on at for with about from by as is are was were be been being do does did "
+    "have has had i you he she it we they me my your his her its our their this that these those what which who "
+    "whom whose when where why how can could would should will shall may might must not no yes so just really "
+    "very any some there here than then too also ever".split()
+)
+_WORD = re.compile(r"[a-z']+")
+
+
+@dataclass(frozen=True)
+class ReplyContext:
+    """What a reply answers: the user's message and the conversation before it."""
+
+    user_text: str
+    news: str = "neutral"  # "bad", "good" or "neutral": what the message reports for the user
+    asks: bool = False  # the message asks the avatar a direct question
+    earlier_user: tuple[str, ...] = ()  # the user's earlier messages, oldest first
+    previous_reply: str = ""  # the avatar's reply before this one
+    avatar_name: str = ""
+    max_words: int = MAX_WORDS
+    known_names: tuple[str, ...] = field(default_factory=tuple)  # names the avatar may say (its own, ...)
+
+
+def _lower(text: str) -> str:
+    return text.replace("\u2019", "'").lower()
+
+
+def tone_mismatch(reply: str, ctx: ReplyContext) -> bool:
+    """Cheerful words to bad news, or gloomy ones to good news."""
+    said = _lower(reply)
+    if ctx.news == "bad":
+        return CHEERFUL.search(GLAD_OF_TELLING.sub(" ", said)) is not None
+    if ctx.news == "good":
+        return GLOOMY.search(said) is not None
+    return False
+
+
+def advice_or_blame(reply: str, ctx: ReplyContext) -> bool:
+    """Advice, a lecture or blame where comfort is due (bad news the user did not ask advice about)."""
+    said = _lower(reply)
+    if BLAME.search(said):
+        return True
+    return ctx.news == "bad" and not ctx.asks and ADVICE.search(said) is not None
+
+
+def agreement_opener(reply: str, ctx: ReplyContext) -> bool:
+    """"You're right!" or "Absolutely" to a message that put forward no view to agree with."""
+    return AGREEMENT_OPENER.search(_lower(reply)) is not None and CLAIM.search(_lower(ctx.user_text)) is None
+
+
+def emotion_label(reply: str, ctx: ReplyContext) -> bool:
+    """The emotion named like a label ("you seem to feel neutral"), not reflected in words."""
+    return EMOTION_LABEL.search(_lower(reply)) is not None
+
+
+def third_person(reply: str, ctx: ReplyContext) -> bool:
+    """Talking about the user in the third person ("the speaker is embarrassed")."""
+    return THIRD_PERSON.search(_lower(reply)) is not None
+
+
+def invented(reply: str, ctx: ReplyContext) -> bool:
+    """A name or a relation (sister, boss...) that nobody in the conversation mentioned."""
+    said_before = _lower(" ".join((*ctx.earlier_user, ctx.user_text)))
+    relations_before = {m.group(1) for m in _RELATION.finditer(said_before)}
+    for match in _RELATION.finditer(_lower(reply)):
+        if match.group(1) not in relations_before:
+            return True
+    if ctx.asks:
+        return False  # an answer may name things ("Biscuit would be a lovely name for a puppy")
+    allowed = {n.lower() for n in ctx.known_names} | ({ctx.avatar_name.lower()} if ctx.avatar_name else set())
+    for match in _NAME.finditer(reply):
+        name = match.group(1)
+        if name in _NOT_NAMES or name.lower() in allowed:
+            continue
+        if re.search(rf"\b{re.escape(name.lower())}\b", said_before) is None:
+            return True
+    return False
+
+
+def repeated_opener(reply: str, ctx: ReplyContext) -> bool:
+    """The reply starts with the same three words as the avatar's previous reply."""
+    if not ctx.previous_reply:
+        return False
+    first = _WORD.findall(_lower(reply))[:3]
+    return len(first) == 3 and first == _WORD.findall(_lower(ctx.previous_reply))[:3]
+
+
+def unanswered(reply: str, ctx: ReplyContext) -> bool:
+    """A direct question to the avatar left unanswered: the reply only asks back, or says nothing of
+    what was asked."""
+    if not ctx.asks:
+        return False
+    statements = [s for s in re.split(r"(?<=[.!?])\s+", reply.strip()) if s and not s.rstrip().endswith("?")]
+    if not statements:
+        return True
+    asked = {w for w in _WORD.findall(_lower(ctx.user_text)) if w not in _STOP and len(w) > 2}
+    answer = set(_WORD.findall(_lower(" ".join(statements))))
+    opinion = re.search(r"\b(?:i think|i'?d|i would|i love|i like|i'?m|my|yes|no|probably|maybe|definitely|"
+                        r"i haven'?t|i have|i don'?t|i can)\b", _lower(" ".join(statements)))
+    return not (asked & answer) and opinion is None
+
+
+def over_limit(reply: str, ctx: ReplyContext) -> bool:
+    """Longer than the reply prompt allows."""
+    return len(reply.split()) > ctx.max_words
+
+
+DETECTORS: dict[str, Callable[[str, ReplyContext], bool]] = {
+    "tone_mismatch": tone_mismatch,
+    "advice_or_blame": advice_or_blame,
+    "agreement_opener": agreement_opener,
+    "emotion_label": emotion_label,
+    "third_person": third_person,
+    "invented": invented,
+    "repeated_opener": repeated_opener,
+    "unanswered": unanswered,
+    "over_limit": over_limit,
+}
+
+
+def faults(reply: str, ctx: ReplyContext, *, names: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The names of the faults ``reply`` has (all detectors, or those in ``names``)."""
+    chosen = DETECTORS if names is None else {n: DETECTORS[n] for n in names}
+    return tuple(name for name, detect in chosen.items() if detect(reply, ctx))

@@ -1,0 +1,50 @@
+"""Each reply-fault detector on its own examples: the faults seen in e3rg's replies, and fitting replies."""
+
+import pytest
+
+from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
+
+LAID_OFF = ReplyContext("I got laid off this morning after twelve years at the company.", news="bad")
+LUMP = ReplyContext("The doctor wants to run more tests on the lump they found.", news="bad")
+PROMOTED = ReplyContext("I got the promotion!", news="good")
+
+
+@pytest.mark.parametrize("detector, reply, ctx", [
+    ("tone_mismatch", "Congratulations, Doctor! That is exciting.", LUMP),
+    ("tone_mismatch", "What a heartwarming day that must have been.", ReplyContext("We buried my father today.", news="bad")),
+    ("tone_mismatch", "I'm so sorry to hear that.", PROMOTED),
+    ("advice_or_blame", "You should be honest and apologize for the disappointment.", LAID_OFF),
+    ("advice_or_blame", "Make sure you update your CV tonight.", LAID_OFF),
+    ("advice_or_blame", "Maybe you should have checked your work more carefully.", ReplyContext(
+        "My colleague presented my analysis as his own.", news="bad")),
+    ("agreement_opener", "You're right! It's important to be prepared.", ReplyContext(
+        "My sister is pregnant and she lives so far away.", news="neutral")),
+    ("emotion_label", "You seem to feel neutral about it.", ReplyContext("I bought milk and bread.")),
+    ("emotion_label", "It sounds like you are feeling embarrassed.", ReplyContext("They laughed at me.", news="bad")),
+    ("third_person", "It sounds like the speaker is feeling embarrassed.", ReplyContext("They laughed at me.", news="bad")),
+    ("invented", "Your sister must be so proud.", ReplyContext("I finished my first marathon!", news="good")),
+    ("invented", "Tell Maria I said well done.", ReplyContext("I finished my first marathon!", news="good")),
+    ("repeated_opener", "That sounds so hard, and I'm here.", ReplyContext(
+        "It got worse.", news="bad", previous_reply="That sounds so hard. What happened?")),
+    ("unanswered", "What do you think you'd like to call it?", ReplyContext(
+        "What's a good name for a puppy?", asks=True)),
+    ("over_limit", " ".join(["word"] * 36), ReplyContext("Hi")),
+])
+def test_each_detector_finds_its_fault(detector, reply, ctx):
+    assert DETECTORS[detector](reply, ctx)
+
+
+@pytest.mark.parametrize("reply, ctx", [
+    ("Twelve years, and gone in one morning. That must have been such a shock.", LAID_OFF),
+    ("Waiting for results like that is so hard. I'm glad you told me.", LUMP),
+    ("Congratulations, you worked so hard for that!", PROMOTED),
+    ("That must have stung, after all the work you put in.", ReplyContext("My colleague took credit for my work.", news="bad")),
+    ("How wonderful, her first steps! Priya must have loved filming that.", ReplyContext(
+        "My niece took her first steps today, Priya sent a video!", news="good")),
+    ("I think Biscuit would be a lovely name for a puppy.", ReplyContext("What's a good name for a puppy?", asks=True)),
+    ("You're right, the second season was better.", ReplyContext("I think the second season was better.")),
+    ("Your manager Oleg sounds tough.", ReplyContext("Oleg is being awful again.", earlier_user=("My manager Oleg yelled at me.",),
+                                                     news="bad")),
+])
+def test_fitting_replies_have_no_fault(reply, ctx):
+    assert faults(reply, ctx) == ()
