@@ -3,6 +3,7 @@
     python -m e3rg_core understand --text "..." [--history FILE] [--json]
     python -m e3rg_core speak --avatar nova --emotion sad --text "..." -o reply.wav [--timeline v.json]
     python -m e3rg_core render --avatar nova --audio reply.wav --visemes v.json --emotion sad -o reply.mp4
+    python -m e3rg_core avatars list|publish ID|unpublish ID|delete ID
 """
 
 from __future__ import annotations
@@ -121,11 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
     und.add_argument("--seed", type=int)
     und.add_argument("--json", action="store_true", help="print a JSON object")
     und.set_defaults(func=_understand)
+    from e3rg_core.memory.command import add_command as add_avatars
     from e3rg_core.speech.command import add_command as add_speak
     from e3rg_core.video.command import add_command as add_render
 
     add_speak(sub)
     add_render(sub)
+    add_avatars(sub)
     return parser
 
 

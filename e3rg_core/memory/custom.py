@@ -12,7 +12,8 @@
   median pitch. Without a sample the gender must be given.
 
 The avatar folder is built in ``<user_root>/.tmp-<uuid>/`` and renamed into place, so the library
-never lists a half-written avatar; a failure leaves nothing behind.
+never lists a half-written avatar (nor one without its ``owner.json``, ``memory.ownership``); a
+failure leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from e3rg_core.errors import ConfigError, InputError
+from e3rg_core.memory.ownership import AvatarOwner, write_owner
 from e3rg_core.memory.profiles import (AGES, GENDERS, PITCH_SHIFT_RANGE, TIMBRES, AvatarLibrary, Profile,
                                        VoiceSettings, check_avatar_id, save_profile)
 
@@ -285,13 +287,14 @@ def _licence(display_name: str, voice: VoiceSettings, has_sample: bool) -> str:
 
 def create_avatar(library: AvatarLibrary, *, display_name: str, portrait: Path, voice_sample: Path | None = None,
                   age: str = "young", gender: str | None = None, timbre: str | None = None,
-                  workdir: Path | None = None) -> Profile:
+                  owner: str = "", workdir: Path | None = None) -> Profile:
     """Check a user's portrait and voice sample and store them as a new avatar under ``library.user_root``.
 
-    ``gender`` and ``timbre`` override what the voice sample suggests; without a sample ``gender`` is
-    required. ``workdir`` holds the decoded uploads while they are checked (default: a temporary
-    folder); nothing is written under ``user_root`` until every check has passed. Returns the new
-    avatar's profile, as the library reads it.
+    ``owner`` is whose avatar it is (``memory.ownership``: only they see it until an operator
+    publishes it; "" is the shared pool). ``gender`` and ``timbre`` override what the voice sample
+    suggests; without a sample ``gender`` is required. ``workdir`` holds the decoded uploads while
+    they are checked (default: a temporary folder); nothing is written under ``user_root`` until
+    every check has passed. Returns the new avatar's profile, as the library reads it.
     """
     if library.user_root is None:
         raise ConfigError("this avatar library has no user folder: build it with AvatarLibrary(user_root=...)")
@@ -340,6 +343,7 @@ def create_avatar(library: AvatarLibrary, *, display_name: str, portrait: Path, 
             shutil.copyfile(scratch / "portrait.png", folder / "portrait.png")
             if voice_sample is not None:
                 shutil.copyfile(scratch / "reference.wav", folder / "reference.wav")
+            write_owner(folder, AvatarOwner(owner))  # before the rename: never listed without an owner
             (folder / "LICENSE.md").write_text(_licence(display_name, voice, voice_sample is not None),
                                                encoding="utf-8")
             profile = Profile(id=avatar_id, display_name=display_name, age=age, gender=gender, timbre=timbre,

@@ -15,6 +15,7 @@ from PIL import Image
 from e3rg_core.errors import InputError
 from e3rg_core.memory import AvatarLibrary, create_avatar, load_profile
 from e3rg_core.memory import custom
+from e3rg_core.memory.ownership import AvatarOwner, read_owner
 from e3rg_core.memory.profiles import AVATARS_DIR, VoiceSettings
 
 NOVA = AVATARS_DIR / "nova" / "portrait.png"
@@ -60,12 +61,14 @@ def _left_in(user_root: Path) -> list[str]:
 
 
 def test_portrait_only_avatar_persists_and_can_be_deleted(library):
-    profile = create_avatar(library, display_name="  Ada ../../etc  ", portrait=NOVA, gender="female")
+    profile = create_avatar(library, display_name="  Ada ../../etc  ", portrait=NOVA, gender="female",
+                            owner="browser:" + "a" * 32)
     assert profile.id.startswith("ada-etc-") and profile.display_name == "Ada ../../etc"
     assert (profile.gender, profile.age, profile.timbre) == ("female", "young", "mid")
     assert (profile.voice.backend, profile.voice.voice, profile.voice.pitch_shift_semitones) == ("embedded", "heart", 0.0)
     assert profile.folder == (library.user_root / profile.id).resolve() and profile.reference_speech is None
-    assert sorted(p.name for p in profile.folder.iterdir()) == ["LICENSE.md", "portrait.png", "profile.toml"]
+    assert sorted(p.name for p in profile.folder.iterdir()) == ["LICENSE.md", "owner.json", "portrait.png", "profile.toml"]
+    assert read_owner(profile.folder) == AvatarOwner("browser:" + "a" * 32)  # its creator's alone
     assert "the uploader is responsible for the rights to this face and voice" in (profile.folder / "LICENSE.md").read_text()
     with Image.open(profile.portrait) as image:
         assert image.mode == "RGB" and image.size == (512, 512)

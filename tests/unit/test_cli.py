@@ -41,3 +41,25 @@ def test_missing_history_file_is_a_clean_error(tmp_path, capsys):
 def test_parser_rejects_two_shots():
     with pytest.raises(SystemExit):
         build_parser().parse_args(["understand", "--text", "x", "--shots", "2"])
+
+
+def test_an_operator_publishes_and_deletes_custom_avatars(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    from e3rg_core.memory.ownership import AvatarOwner, read_owner, write_owner
+    from e3rg_core.memory.profiles import AVATARS_DIR
+
+    monkeypatch.setenv("E3RG_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("E3RG_CONFIG", raising=False)
+    folder = tmp_path / "avatars" / "sam-3f9c1e"
+    shutil.copytree(AVATARS_DIR / "walter", folder)
+    write_owner(folder, AvatarOwner("browser:" + "a" * 32))
+    assert main(["avatars", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [
+        {"id": "sam-3f9c1e", "name": "Walter", "owner": "browser:" + "a" * 32, "published": False}]
+    assert main(["avatars", "publish", "sam-3f9c1e"]) == 0 and read_owner(folder).published
+    assert main(["avatars", "unpublish", "sam-3f9c1e"]) == 0 and not read_owner(folder).published
+    capsys.readouterr()
+    assert main(["avatars", "publish", "nova"]) == 2 and "everybody's already" in capsys.readouterr().err
+    assert main(["avatars", "delete", "sam-3f9c1e"]) == 0 and not folder.exists()
+    assert main(["avatars", "delete", "sam-3f9c1e"]) == 2 and "no custom avatar" in capsys.readouterr().err

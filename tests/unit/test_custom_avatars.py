@@ -121,6 +121,52 @@ def test_delete_custom(library):
     assert (AVATARS_DIR / "nova" / "profile.toml").is_file()
 
 
+# -- whose avatar it is ---------------------------------------------------------------------------
+
+
+def test_a_custom_avatar_is_seen_only_by_its_owner_until_published(library):
+    from e3rg_core.memory import ownership
+
+    mine = _user_avatar(library.user_root, "ada-123abc", name="Ada")
+    ownership.write_owner(mine, ownership.AvatarOwner("browser:aaaa"))
+    theirs = _user_avatar(library.user_root, "bob-456def", name="Bob")
+    ownership.write_owner(theirs, ownership.AvatarOwner("browser:bbbb"))
+    shipped = set(library.shipped_ids())
+    assert {p.id for p in ownership.visible_profiles(library, "browser:aaaa")} == shipped | {"ada-123abc"}
+    assert {p.id for p in ownership.visible_profiles(library, "browser:bbbb")} == shipped | {"bob-456def"}
+    assert {p.id for p in ownership.visible_profiles(library, "")} == shipped  # the shared pool has none
+    assert ownership.may_use(library, "nova", "anyone") and not ownership.may_use(library, "bob-456def", "browser:aaaa")
+    assert not ownership.may_use(library, "zzz-000000", "browser:aaaa")  # unknown
+
+    assert ownership.set_published(library, "bob-456def", True) == ownership.AvatarOwner("browser:bbbb", True)
+    assert "bob-456def" in {p.id for p in ownership.visible_profiles(library, "browser:aaaa")}
+    with pytest.raises(InputError, match="only the avatars you made"):  # published is not given away
+        ownership.delete_own(library, "bob-456def", "browser:aaaa")
+    ownership.set_published(library, "bob-456def", False)
+    assert not ownership.may_use(library, "bob-456def", "browser:aaaa")
+    with pytest.raises(InputError, match="everybody's already"):
+        ownership.set_published(library, "nova", True)
+
+    with pytest.raises(InputError, match="only the avatars you made"):
+        ownership.delete_own(library, "ada-123abc", "browser:bbbb")
+    ownership.delete_own(library, "ada-123abc", "browser:aaaa")
+    assert library.custom_ids() == ("bob-456def",)
+    with pytest.raises(InputError, match="ships with e3rg and cannot be deleted"):
+        ownership.delete_own(library, "nova", "browser:aaaa")
+
+
+def test_an_avatar_without_a_readable_owner_is_hidden_or_shared(library):
+    from e3rg_core.memory import ownership
+
+    _user_avatar(library.user_root, "old-111111")  # made before owners were recorded: the shared pool's
+    damaged = _user_avatar(library.user_root, "bad-222222")
+    (damaged / ownership.OWNER_FILE).write_text("{not json")
+    assert ownership.may_use(library, "old-111111", "") and not ownership.may_use(library, "old-111111", "browser:a")
+    assert not any(ownership.may_use(library, "bad-222222", who) for who in ("", "browser:a", "rater01"))
+    with pytest.raises(InputError, match="cannot be read"):
+        ownership.set_published(library, "bad-222222", True)
+
+
 # -- names --------------------------------------------------------------------------------------
 
 
