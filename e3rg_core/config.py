@@ -23,7 +23,8 @@ TOML layout (every key optional)::
 
     [ui]                              # the Gradio app (UIConfig)
     host = "0.0.0.0"
-    auth = ["rater01:secret"]
+    auth = ["rater01:secret"]         # logins; without them each browser has its own conversations
+    shared_conversations = false      # true: visitors without a login share one list (kiosk, own box)
 
     [safety]                          # the risk detector and crisis response (SafetyConfig)
     resources = "In Germany call 0800 111 0 111 (TelefonSeelsorge) or 112 in an emergency."
@@ -152,9 +153,15 @@ class UIConfig:
 
     host: str = ""  # "" = Gradio's default (127.0.0.1, or GRADIO_SERVER_NAME); "0.0.0.0" for the LAN
     port: int = 0  # 0 = Gradio's default (7860, or GRADIO_SERVER_PORT)
-    # signs the session id kept in the browser; "" = a random secret made once and kept in the data dir
+    # keys the pass each browser keeps (which browser it is, which conversation is open) and the names
+    # of the media files the page fetches; never sent to a page. "" = a random secret made once and
+    # kept in the data dir (pass_secret). Before e3rg's passes it was sent to every page: change it.
     secret: str = ""
     auth: tuple[str, ...] = ()  # "user:password" pairs; empty = no login
+    # Without logins every browser sees only the conversations and custom avatars it made. True: every
+    # visitor without a login lists, opens, continues and deletes the same conversations and uses the
+    # same custom avatars (a kiosk or a single-user box). Off by default; not allowed with ``auth``.
+    shared_conversations: bool = False
     organisers: tuple[str, ...] = ()  # logins (users of ui.auth) who may build a rating study's report
     max_file_size_mb: int = 50  # largest upload (portrait, voice sample, recording)
     queue_size: int = 16  # turns waiting beyond this are refused with a "busy" message
@@ -319,6 +326,12 @@ def _validate_ui(ui: UIConfig) -> None:
         user, _, password = pair.partition(":")
         if not user or not password:
             raise ConfigError("ui.auth entries must look like 'user:password'")
+    if ui.shared_conversations and ui.auth:
+        raise ConfigError("ui.shared_conversations shares the conversations of visitors without a login; with "
+                          "ui.auth every user has their own. Turn one of them off")
+    if ui.secret and len(ui.secret) < 16:
+        raise ConfigError("ui.secret must be at least 16 characters (it keys the browsers' passes); "
+                          "or leave it empty for a random one kept in the data dir")
     users = {pair.partition(":")[0] for pair in ui.auth}
     for name in ui.organisers:
         if name not in users:

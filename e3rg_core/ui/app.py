@@ -9,15 +9,21 @@
 * below: the conversation (every earlier turn's text, audio and video), the emotion timeline, the
   sessions (new, resume, export as zip, delete) and the custom-avatar form.
 
-The session id lives in the browser (``gr.BrowserState`` under a fixed key, signed with the
-configured secret), the session itself in SQLite under the data directory, which is never served:
-a reload or a server restart brings the conversation back. Turns wait in a bounded queue; every
-model runs one request at a time, so different stages of different turns overlap (one turn
-rendering while the next is understood) without two on one model.
+Privacy: the browser keeps a signed *pass* (``gr.BrowserState``; the API's ``sid``) naming the
+browser and its open conversation (``e3rg_core.ui.access``). Without logins a browser lists, opens and
+continues only its own conversations and sees only its own custom avatars (plus the shipped and
+published ones); with logins, each user their own; ``ui.shared_conversations`` makes one shared list
+for visitors without a login. Every handler checks the pass itself (every event is also an
+endpoint). The conversation lives in SQLite under the data directory, which is never served: the page
+gets copies with unguessable names that expire (``e3rg_core.ui.served``), and a reload or a server
+restart brings the conversation back. Turns wait in a bounded queue; every model runs one request at
+a time, so different stages of different turns overlap (one turn rendering while the next is
+understood) without two on one model.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -29,16 +35,18 @@ import gradio as gr
 from e3rg_core.config import Config
 from e3rg_core.understanding.safety import DEFAULT_RESOURCES
 from e3rg_core.emotions import CANDIDATES
-from e3rg_core.errors import E3rgError
+from e3rg_core.errors import E3rgError, InputError
 from e3rg_core.pipeline import StageFailure, StageResult
 from e3rg_core.ui import views
 from e3rg_core.streaming import EmotionDecided, RenderedPiece, SpokenPiece
+from e3rg_core.ui.access import Caller, Passes
 from e3rg_core.ui.launch import ensure_stream_tools, launch_settings
+from e3rg_core.ui.served import SWEEP_EVERY_S, TTL_S, ServedFiles
 from e3rg_core.ui.service import ChatService, Committed
 
 logger = logging.getLogger(__name__)
 
-STORAGE_KEY = "e3rg_session"
+STORAGE_KEY = "e3rg_pass"  # the browser's pass (e3rg_core.ui.access) in localStorage
 HEAVY = "pipeline"  # the concurrency id shared by every event that runs a model
 #: turns in flight at once; each model still runs one request at a time (the pipeline's stage
 #: locks), so one turn can be rendering while the next is being understood
@@ -82,10 +90,14 @@ LIVE_SYNC_JS = """
 
 
 def ui_secret(config: Config) -> str:
-    """The configured secret, else one made once and kept in the data dir (so restarts keep sessions)."""
+    """The configured secret, else one made once and kept in the data dir (so restarts keep sessions).
+
+    The file is ``pass_secret``: the ``ui_secret`` of earlier versions was handed to every page as
+    ``gr.BrowserState``'s key, so it is no secret and is never used again.
+    """
     if config.ui.secret:
         return config.ui.secret
-    path = config.data_dir / "ui_secret"
+    path = config.data_dir / "pass_secret"
     try:
         return path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
@@ -102,11 +114,38 @@ def _user(request: gr.Request | None) -> str:
     return (getattr(request, "username", None) or "") if request is not None else ""
 
 
-def _error(exc: Exception) -> gr.Error:
+def _error(exc: Exception, title: str = "Could not finish the turn") -> gr.Error:
     if isinstance(exc, E3rgError):
-        return gr.Error(str(exc), title="Could not finish the turn")
+        return gr.Error(str(exc), title=title)
     logger.exception("unexpected error in a turn")
     return gr.Error(f"Something went wrong inside e3rg ({type(exc).__name__}); the conversation is unchanged.")
+
+
+def _discard_uploads(demo: gr.Blocks, *paths: str | None) -> None:
+    """Remove the uploads a finished request has stored elsewhere (recordings, portrait, voice sample).
+
+    Gradio keeps an upload in its upload folder, where anyone holding its URL may fetch it, until its
+    ``delete_cache`` sweep; once the store (or the avatar folder) holds its own copy it has no use.
+    Only files inside Gradio's upload folder are removed, never a path a script passed in, nor a
+    file Gradio keeps for a component's value: it names files by their content, so an upload of a
+    shipped portrait is the very file the gallery shows.
+    """
+    from gradio.utils import get_upload_folder
+
+    folder = Path(get_upload_folder()).resolve()
+    kept = {str(Path(k).resolve()) for block in demo.blocks.values() for k in getattr(block, "keep_in_cache", ())}
+    for path in paths:
+        if not path:
+            continue
+        try:
+            resolved = Path(path).resolve()
+            ours = resolved.is_relative_to(folder / "e3rg") or str(resolved) in kept  # not an upload's alone
+            if resolved.is_relative_to(folder) and resolved.parent != folder and not ours:
+                resolved.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    resolved.parent.rmdir()  # Gradio's folder for that upload, once empty
+        except OSError as exc:
+            logger.warning("could not remove the upload %s: %s", path, exc)
 
 
 def build_app(config: Config, *, service: ChatService | None = None,
@@ -117,20 +156,43 @@ def build_app(config: Config, *, service: ChatService | None = None,
     default on when ffmpeg and ffprobe can be found (``ensure_stream_tools``). The ``/turn`` and
     ``/redo`` API endpoints answer whole files either way.
     """
+    from gradio.utils import get_upload_folder
+
     service = service or ChatService(config)
     stream = ensure_stream_tools() if stream is None else bool(stream)
     secret = ui_secret(config)
+    passes = Passes(secret, shared=config.ui.shared_conversations)
+    served = ServedFiles(Path(get_upload_folder()) / "e3rg", secret)
     default_avatar = service.library.default().id
+    shipped = set(service.library.shipped_ids())
 
-    def gallery_items():
-        return [(str(p.portrait), f"{p.display_name} · {p.age} {p.gender}") for p in service.avatars()]
+    def who(token, request, *, title: str = "Not allowed") -> tuple[Caller, str]:
+        """The caller a request's pass stands for and the conversation it names (a bad pass is refused)."""
+        try:
+            return passes.open(token, login=_user(request))
+        except E3rgError as exc:
+            raise _error(exc, title) from exc
 
-    def avatar_choices():
-        return [(f"{p.display_name} ({p.id})", p.id) for p in service.avatars()]
+    def gallery_items(owner: str):
+        items = []
+        for p in service.avatars(owner=owner):
+            # a custom portrait lies in the data dir, which is never served: the page gets a copy
+            path = str(p.portrait) if p.id in shipped else served.avatar_file(p.id, p.portrait)
+            items.append((path, f"{p.display_name} · {p.age} {p.gender}"))
+        return items
+
+    def avatar_choices(owner: str):
+        return [(f"{p.display_name} ({p.id})", p.id) for p in service.avatars(owner=owner)]
+
+    def past_choices(caller: Caller):
+        """The caller's conversations; each choice's value is the pass that opens it."""
+        infos = service.sessions(owner=caller.owner)
+        return [(label, passes.issue(caller.browser, sid)) for label, sid in views.session_choices(infos)]
 
     def painted(session) -> tuple[list, Any]:
         turns = session.turns
-        return views.chat_messages(turns), _timeline(views.timeline_rows(turns))
+        serve = lambda path: served.conversation_file(session.info.id, path)  # noqa: E731
+        return views.chat_messages(turns, serve=serve), _timeline(views.timeline_rows(turns))
 
     def _timeline(rows):
         import pandas as pd
@@ -139,18 +201,25 @@ def build_app(config: Config, *, service: ChatService | None = None,
         frame = pd.DataFrame(rows, columns=["turn", "emotion", "who"])
         return gr.update(value=frame, x_lim=[0.5, turns + 0.5])  # keeps the points off the frame's edge
 
-    with gr.Blocks(title="e3rg: empathetic talking avatar", delete_cache=(1800, 3600)) as demo:
-        sid_store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
+    # Gradio's own copies (uploads, files a handler returns) live as long as the served copies
+    with gr.Blocks(title="e3rg: empathetic talking avatar", delete_cache=(int(SWEEP_EVERY_S), int(TTL_S))) as demo:
+        # BrowserState sends its secret to every page: it gets a key that unlocks nothing on the server
+        sid_store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=passes.storage_key)
         gr.Markdown("# e3rg: an empathetic talking avatar\nTell the avatar how your day went, by typing, "
                     "speaking or on camera. It works out how you feel, answers with empathy, and replies "
                     "in its own voice and face.")
         with gr.Row():
             with gr.Column(scale=2):
-                gallery = gr.Gallery(value=gallery_items(), label="Avatar", columns=4, height=180,
-                                     allow_preview=False, elem_id="avatar_gallery")
+                # the page's config holds the shipped avatars only; each visitor's own join on load
+                public = [p for p in service.library.profiles() if p.id in shipped]
+                gallery = gr.Gallery(value=[(str(p.portrait), f"{p.display_name} · {p.age} {p.gender}")
+                                            for p in public],
+                                     label="Avatar", columns=4, height=180, allow_preview=False,
+                                     elem_id="avatar_gallery")
                 # custom avatars join the choices at run time, so the service (not the widget) checks the id
-                avatar = gr.Dropdown(choices=avatar_choices(), value=default_avatar, label="Talking to",
-                                     allow_custom_value=True, elem_id="avatar")
+                avatar = gr.Dropdown(choices=[(f"{p.display_name} ({p.id})", p.id) for p in public],
+                                     value=default_avatar, label="Talking to", allow_custom_value=True,
+                                     elem_id="avatar")
                 with gr.Tab("Type"):
                     text_in = gr.Textbox(label="Your message", lines=3, max_length=2000,
                                          placeholder="How are you feeling today?", elem_id="text_in")
@@ -189,10 +258,11 @@ def build_app(config: Config, *, service: ChatService | None = None,
         timeline = gr.ScatterPlot(x="turn", y="emotion", color="who", label="Emotion timeline per turn (blue: you, orange: the avatar)",
                                   elem_id="timeline", height=280, x_title="turn", y_title="emotion",
                                   color_map={"you": "#1f77b4", "avatar": "#ff7f0e"})
-        with gr.Accordion("Conversations", open=False):
+        with gr.Accordion("Conversations", open=False) as conversations:
             with gr.Row():
                 new_btn = gr.Button("New conversation", elem_id="new_session")
-                past = gr.Dropdown(label="Past conversations", choices=[], elem_id="past")
+                # the handler checks the chosen pass itself, so a client may send one it was given
+                past = gr.Dropdown(label="Past conversations", choices=[], allow_custom_value=True, elem_id="past")
                 resume = gr.Button("Resume", elem_id="resume")
             with gr.Row():
                 export_btn = gr.Button("Export (JSON + media, zip)", elem_id="export")
@@ -204,41 +274,58 @@ def build_app(config: Config, *, service: ChatService | None = None,
             with gr.Row():
                 new_name = gr.Textbox(label="Name", max_length=40, elem_id="new_name")
                 new_age = gr.Dropdown(["child", "young", "middle-aged", "elderly"], value="young", label="Age")
-                new_gender = gr.Dropdown(["female", "male", "other"], value=None, label="Gender (optional with a voice)")
+                new_gender = gr.Dropdown(["female", "male", "other"], value=None,
+                                         label="Gender (optional with a voice)", elem_id="new_gender")
             with gr.Row():
+                # image_mode=None: the handler gets the upload itself (create_avatar converts it), not
+                # a converted copy that would leave the original, metadata and all, in Gradio's folder
                 new_portrait = gr.Image(type="filepath", label="Portrait", sources=["upload", "webcam"],
-                                        elem_id="new_portrait")
+                                        image_mode=None, elem_id="new_portrait")
                 new_voice = gr.Audio(type="filepath", sources=["upload", "microphone"], label="Voice sample",
                                      elem_id="new_voice")
-            create_btn = gr.Button("Create avatar", elem_id="create_avatar")
+            with gr.Row():
+                create_btn = gr.Button("Create avatar", elem_id="create_avatar")
+                delete_avatar_btn = gr.Button("Delete the avatar I am talking to (one I made)", variant="stop",
+                                              elem_id="delete_avatar")
             create_note = gr.Markdown(elem_id="create_note")
 
         # -- events -------------------------------------------------------------------------------
-        def on_load(sid, request: gr.Request):
-            session = service.open_session(sid, owner=_user(request))
+        def on_load(token, request: gr.Request):
+            try:
+                caller, sid = passes.open(token, login=_user(request))
+            except E3rgError:  # a pass from another server or secret, or a stale one: start afresh
+                caller, sid = passes.open(None, login=_user(request))
+            session = service.open_session(sid, owner=caller.owner)
             messages, plot = painted(session)
-            choices = views.session_choices(service.sessions(owner=_user(request)))
-            return (session.info.id, gr.update(choices=avatar_choices(), value=session.info.avatar_id),
-                    messages, plot, gr.update(choices=choices, value=None))
+            return (passes.issue(caller.browser, session.info.id),
+                    gr.update(choices=avatar_choices(caller.owner), value=session.info.avatar_id),
+                    gr.update(value=gallery_items(caller.owner)), messages, plot,
+                    gr.update(choices=past_choices(caller), value=None))
 
-        demo.load(on_load, inputs=[sid_store], outputs=[sid_store, avatar, chat, timeline, past],
+        demo.load(on_load, inputs=[sid_store], outputs=[sid_store, avatar, gallery, chat, timeline, past],
                   api_visibility="private")
 
-        def pick_avatar(evt: gr.SelectData):
-            profiles = service.avatars()
+        def pick_avatar(token, evt: gr.SelectData, request: gr.Request):
+            caller, _ = who(token, request)
+            profiles = service.avatars(owner=caller.owner)
             return profiles[evt.index].id if 0 <= evt.index < len(profiles) else gr.update()
 
-        gallery.select(pick_avatar, None, avatar, api_visibility="private")
+        gallery.select(pick_avatar, [sid_store], avatar, api_visibility="private")
 
         outputs = [emotion, reply_text, reply_audio, reply_video, emotion_note, timings, chat, timeline, sid_store,
                    text_in, audio_in, video_in, check_note, correction]
 
-        def _paint(events, request, workdir=None):
+        def _paint(events, caller: Caller, session_id: str, uploads=()):
             """Turn the service's events into page updates: emotion + text, then audio, then video.
 
             A streamed turn also sends each spoken piece to the live voice and each rendered piece,
             silent, to the live face (every piece once: a streamed output appends what it is given).
+            Every file the page gets is a served copy of the conversation's (``ServedFiles``); once
+            the turn is stored, its ``uploads`` (the user's recordings) leave Gradio's upload folder.
             """
+            def serve(path):
+                return served.conversation_file(session_id, path)
+
             current: dict[Any, Any] = {check_note: ""}
             perception = None
             said: list[str] = []
@@ -247,7 +334,7 @@ def build_app(config: Config, *, service: ChatService | None = None,
                     if isinstance(event, SpokenPiece):
                         said.append(event.text)
                         current[reply_text] = " ".join(said)
-                        yield {**current, live_audio: str(event.speech.wav_path)}
+                        yield {**current, live_audio: serve(event.speech.wav_path)}
                     elif isinstance(event, RenderedPiece):
                         from e3rg_core.media.mp4 import without_audio
 
@@ -270,41 +357,48 @@ def build_app(config: Config, *, service: ChatService | None = None,
                         current[check_note] = views.failure_markdown(event.value.message)
                         yield current
                     elif isinstance(event, StageResult) and event.stage == "rendered":
-                        current[reply_video] = str(event.value.mp4_path)
+                        current[reply_video] = serve(event.value.mp4_path)
                         yield current
                     elif isinstance(event, StageResult) and event.stage == "checked":
                         current[check_note] = views.consistency_markdown(event.value.summary())
                     elif isinstance(event, StageResult) and event.stage == "spoken":
-                        current[reply_audio] = str(event.value.wav_path)
+                        current[reply_audio] = serve(event.value.wav_path)
                         yield current
                     elif isinstance(event, Committed):
                         turn = event.turn
-                        session = service.session(event.session.id, owner=_user(request))
+                        _discard_uploads(demo, *uploads)  # the store holds its own copies now
+                        session = service.session(event.session.id, owner=caller.owner)
                         messages, plot = painted(session)
                         current.update({
-                            reply_audio: views.served_copy(turn.media["reply_audio"]),
-                            reply_video: views.served_copy(turn.media["reply_video"]) if "reply_video" in turn.media else None,
+                            reply_audio: serve(turn.media["reply_audio"]),
+                            reply_video: serve(turn.media["reply_video"]) if "reply_video" in turn.media else None,
                             timings: views.timings_markdown(turn.record.timings_s, turn.record.details.get("streamed")),
-                            chat: messages, timeline: plot, sid_store: event.session.id,
+                            chat: messages, timeline: plot, sid_store: passes.issue(caller.browser, event.session.id),
                             text_in: "", audio_in: None, video_in: None, correction: None,
                         })
                         yield current
             except Exception as exc:  # every failure: a clear message, the session untouched
                 raise _error(exc) from exc
 
-        def _turn(live, sid, avatar_id, text, audio, video, request, progress):
+        def _turn(live, token, avatar_id, text, audio, video, request, progress):
             try:
-                session = service.open_session(sid, owner=_user(request), avatar_id=avatar_id)
+                # no pass (a first API call) is a new browser; a conversation that is gone, or not
+                # the caller's, gives way to a new one of theirs
+                caller, sid = passes.open(token, login=_user(request))
+                session = service.open_session(sid, owner=caller.owner, avatar_id=avatar_id)
                 progress(0.05, desc="listening")
                 events = service.turn(session.info.id, avatar_id=avatar_id, text=text or "", audio_path=audio,
-                                      video_path=video, owner=_user(request), stream=live)
+                                      video_path=video, owner=caller.owner, stream=live)
             except Exception as exc:
                 raise _error(exc) from exc
-            yield from _paint(_progressed(events, progress), request)
+            yield from _paint(_progressed(events, progress), caller, session.info.id, uploads=(audio, video))
 
-        def _redo(live, sid, avatar_id, feeling, request, progress):
+        def _redo(live, token, avatar_id, feeling, request, progress):
             try:
-                events = service.regenerate(sid or "", feeling or "", avatar_id=avatar_id, owner=_user(request),
+                caller, sid = passes.open(token, login=_user(request))
+                if not sid:
+                    raise InputError("there is no conversation open to redo; say something first")
+                events = service.regenerate(sid, feeling or "", avatar_id=avatar_id, owner=caller.owner,
                                             stream=live)
                 first = next(events)
             except Exception as exc:
@@ -314,7 +408,7 @@ def build_app(config: Config, *, service: ChatService | None = None,
                 yield first
                 yield from events
 
-            yield from _paint(_progressed(chained(), progress), request)
+            yield from _paint(_progressed(chained(), progress), caller, sid)
 
         @GPU(duration=120)
         def respond(sid, avatar_id, text, audio, video, request: gr.Request, progress=gr.Progress()):
@@ -355,75 +449,134 @@ def build_app(config: Config, *, service: ChatService | None = None,
             text_in.submit(respond, inputs=turn_inputs, outputs=outputs, api_visibility="private", **heavy)
             redo.click(redo_turn, inputs=redo_inputs, outputs=outputs, api_name="redo", **heavy)
 
-        def change_avatar(sid, avatar_id, request: gr.Request):
+        def change_avatar(token, avatar_id, request: gr.Request):
+            caller, sid = who(token, request)
             if sid and avatar_id:
                 try:
-                    service.set_avatar(sid, avatar_id, owner=_user(request))
+                    service.set_avatar(sid, avatar_id, owner=caller.owner)
                 except E3rgError as exc:
-                    raise _error(exc) from exc
+                    raise _error(exc, "Could not change the avatar") from exc
 
         avatar.change(change_avatar, inputs=[sid_store, avatar], outputs=None, api_visibility="private")
 
-        def new_session(avatar_id, request: gr.Request):
-            session = service.new_session(avatar_id, owner=_user(request))
+        def fresh_page(caller: Caller, session) -> tuple:
+            """Every output of ``new_outputs`` for an empty conversation."""
             messages, plot = painted(session)
-            choices = views.session_choices(service.sessions(owner=_user(request)))
-            return (session.info.id, messages, plot, gr.update(choices=choices, value=None), None, "", None, None,
-                    "", {}, "", "", "")
+            return (passes.issue(caller.browser, session.info.id), messages, plot,
+                    gr.update(choices=past_choices(caller), value=None), None, "", None, None, "", {}, "", "", "")
+
+        def new_session(sid, avatar_id, request: gr.Request):
+            """Start a new conversation in this browser (no ``sid``: in a new one); returns its pass first."""
+            caller, _ = who(sid, request)
+            try:
+                session = service.new_session(avatar_id, owner=caller.owner)
+            except E3rgError as exc:
+                raise _error(exc, "Could not start a conversation") from exc
+            return fresh_page(caller, session)
 
         new_outputs = [sid_store, chat, timeline, past, export_file, reply_text, reply_audio, reply_video,
                        emotion_note, emotion, timings, text_in, check_note]
-        new_btn.click(new_session, inputs=[avatar], outputs=new_outputs, api_name="new_session")
+        new_btn.click(new_session, inputs=[sid_store, avatar], outputs=new_outputs, api_name="new_session")
 
         def resume_session(chosen, request: gr.Request):
+            """Open a conversation from the list; ``chosen`` is its pass (a bare id is refused)."""
             if not chosen:
                 raise gr.Error("Pick a conversation from the list first.")
+            caller, sid = who(chosen, request, title="Could not open the conversation")
             try:
-                session = service.session(chosen, owner=_user(request))
+                if not sid:
+                    raise InputError("that pass names no conversation; pick one from the list")
+                session = service.session(sid, owner=caller.owner)
             except E3rgError as exc:
-                raise _error(exc) from exc
+                raise _error(exc, "Could not open the conversation") from exc
             messages, plot = painted(session)
-            return session.info.id, gr.update(value=session.info.avatar_id), messages, plot
+            return (passes.issue(caller.browser, sid), gr.update(value=session.info.avatar_id), messages, plot)
 
         resume.click(resume_session, inputs=[past], outputs=[sid_store, avatar, chat, timeline], api_name="resume")
 
+        def list_conversations(sid, request: gr.Request):
+            """The caller's conversations as they are now (titles and turn counts change with every turn)."""
+            caller, _ = who(sid, request)
+            return gr.update(choices=past_choices(caller))
+
+        conversations.expand(list_conversations, inputs=[sid_store], outputs=[past], api_visibility="private")
+
         def export_session(sid, request: gr.Request):
+            """The open conversation as a zip (JSON + media), served like its media and as short-lived."""
+            caller, session_id = who(sid, request, title="Could not export")
             try:
-                return str(service.export(sid or "", owner=_user(request)))
+                if not session_id:
+                    raise InputError("there is no conversation open to export")
+                service.session(session_id, owner=caller.owner)  # refused before anything is written
+                return str(service.export(session_id, owner=caller.owner, folder=served.new_folder(session_id)))
             except E3rgError as exc:
-                raise _error(exc) from exc
+                raise _error(exc, "Could not export") from exc
 
         export_btn.click(export_session, inputs=[sid_store], outputs=[export_file], api_name="export")
 
         def delete_session(sid, avatar_id, request: gr.Request):
+            """Delete the open conversation (its turns, recordings, replies and served copies); open a new one."""
+            caller, session_id = who(sid, request, title="Could not delete")
             try:
-                service.delete(sid or "", owner=_user(request))
+                if not session_id:
+                    raise InputError("there is no conversation open to delete")
+                service.delete(session_id, owner=caller.owner)
+                served.forget_conversation(session_id)
+                session = service.new_session(avatar_id, owner=caller.owner)
             except E3rgError as exc:
-                raise _error(exc) from exc
+                raise _error(exc, "Could not delete") from exc
             gr.Info("Conversation deleted.")
-            return new_session(avatar_id, request)
+            return fresh_page(caller, session)
 
         delete_btn.click(delete_session, inputs=[sid_store, avatar], outputs=new_outputs, api_name="delete_session")
 
         @GPU(duration=60)
         def create_avatar(name, age, gender, portrait, voice, sid, request: gr.Request):
+            """A custom avatar from a portrait and an optional voice sample; it is the caller's alone."""
             if not portrait:
                 raise gr.Error("Upload a portrait first.")
+            if not sid:
+                raise gr.Error("Creating an avatar needs the pass (sid) of the browser it will belong to: "
+                               "the sid returned by /new_session or /turn.", title="Could not create the avatar")
+            caller, session_id = who(sid, request, title="Could not create the avatar")
             try:
-                profile = service.create_avatar(display_name=name or "", portrait=Path(portrait),
+                profile = service.create_avatar(owner=caller.owner, display_name=name or "", portrait=Path(portrait),
                                                 voice_sample=Path(voice) if voice else None, age=age or "young",
                                                 gender=gender or None)
-                if sid:
-                    service.set_avatar(sid, profile.id, owner=_user(request))
             except Exception as exc:
-                raise _error(exc) from exc
+                raise _error(exc, "Could not create the avatar") from exc
+            _discard_uploads(demo, portrait, voice)  # stored as the avatar's own (the portrait without metadata)
+            if session_id:
+                try:
+                    service.set_avatar(session_id, profile.id, owner=caller.owner)
+                except E3rgError as exc:  # the avatar exists; the conversation just keeps its own
+                    logger.info("new avatar %s not set on session %s: %s", profile.id, session_id, exc)
             note = (f"Created **{profile.display_name}** ({profile.id}): {profile.gender}, {profile.age}, "
-                    f"voice {profile.voice.voice} {profile.voice.pitch_shift_semitones:+.1f} semitones.")
-            return (note, gr.update(value=gallery_items()), gr.update(choices=avatar_choices(), value=profile.id))
+                    f"voice {profile.voice.voice} {profile.voice.pitch_shift_semitones:+.1f} semitones. "
+                    "Only you can see it.")
+            return (note, gr.update(value=gallery_items(caller.owner)),
+                    gr.update(choices=avatar_choices(caller.owner), value=profile.id), None, None)
 
         create_btn.click(create_avatar, inputs=[new_name, new_age, new_gender, new_portrait, new_voice, sid_store],
-                         outputs=[create_note, gallery, avatar], api_name="create_avatar",
+                         outputs=[create_note, gallery, avatar, new_portrait, new_voice], api_name="create_avatar",
                          concurrency_limit=TURNS_IN_FLIGHT, concurrency_id=HEAVY)
+
+        def delete_avatar(sid, avatar_id, request: gr.Request):
+            """Delete a custom avatar the caller made (portrait, voice sample, profile); talk to the default again."""
+            caller, _ = who(sid, request, title="Could not delete the avatar")
+            try:
+                if not avatar_id:
+                    raise InputError("choose the avatar to delete under 'Talking to' first")
+                service.delete_avatar(avatar_id, owner=caller.owner)
+            except E3rgError as exc:
+                raise _error(exc, "Could not delete the avatar") from exc
+            served.forget_avatar(avatar_id)
+            return (f"Deleted the avatar {avatar_id}, its portrait and its voice sample.",
+                    gr.update(value=gallery_items(caller.owner)),
+                    gr.update(choices=avatar_choices(caller.owner), value=default_avatar))
+
+        delete_avatar_btn.click(delete_avatar, inputs=[sid_store, avatar], outputs=[create_note, gallery, avatar],
+                                api_name="delete_avatar")
 
     demo.queue(max_size=config.ui.queue_size, default_concurrency_limit=1)
     return demo, {**launch_settings(config), "css": CSS, **({"js": LIVE_SYNC_JS} if stream else {})}

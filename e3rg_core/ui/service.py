@@ -4,6 +4,10 @@
 (``e3rg_core.sessions``). A turn runs in a private work folder and is committed to the store only
 when every stage has succeeded, so a failure at any stage leaves the session exactly as it was.
 No gradio here: ``e3rg_core.ui.app`` wires these methods to the page.
+
+Every method acts for an ``owner`` (``e3rg_core.ui.access``: a login name, ``browser:<id>``, or
+``""`` for the shared pool) and touches only that owner's conversations and the avatars they may
+see (``e3rg_core.memory.ownership``); ``""`` is an owner like any other, not "everybody".
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ from typing import Any, Iterator
 from e3rg_core.config import Config
 from e3rg_core.errors import InputError
 from e3rg_core.memory import AvatarLibrary, Profile
+from e3rg_core.memory.ownership import delete_own, may_use, visible_profiles
+from e3rg_core.memory.profiles import check_avatar_id
 from e3rg_core.pipeline import Pipeline, StageFailure, StageResult, TurnRequest
 from e3rg_core.streaming import RenderedPiece, SpokenPiece
 from e3rg_core.sessions import Session, SessionInfo, SessionStore, StoredTurn, TurnRecord
+from e3rg_core.ui.access import NOT_YOURS
 
 logger = logging.getLogger(__name__)
 
@@ -53,38 +60,41 @@ class ChatService:
 
     # -- sessions -------------------------------------------------------------------------------
     def open_session(self, session_id: str | None, *, owner: str = "", avatar_id: str | None = None) -> Session:
-        """The session ``session_id`` if it exists (and belongs to ``owner``), else a new one."""
+        """The session ``session_id`` if it exists and is ``owner``'s, else a new one of theirs."""
         if session_id:
             try:
                 session = self.store.get(session_id)
-                if not owner or session.info.owner == owner:
+                if session.info.owner == owner:
                     return session
+                logger.info("session %s is not the caller's; starting a new one", session_id)
             except InputError:
                 logger.info("session %r not found; starting a new one", str(session_id)[:40])
         return self.new_session(avatar_id, owner=owner)
 
     def new_session(self, avatar_id: str | None = None, *, owner: str = "") -> Session:
-        avatar = self.avatar(avatar_id)
+        avatar = self.avatar(avatar_id, owner=owner)
         info = self.store.create(avatar.id, owner=owner)
         return Session(info=info, turns=())
 
     def sessions(self, *, owner: str = "") -> tuple[SessionInfo, ...]:
-        return self.store.list(owner=owner or None)
+        """``owner``'s conversations, most recent first."""
+        return self.store.list(owner=owner)
 
     def session(self, session_id: str, *, owner: str = "") -> Session:
+        """The conversation ``session_id``; ``InputError`` unless it is ``owner``'s."""
         session = self.store.get(session_id)
-        if owner and session.info.owner != owner:
-            raise InputError("that conversation belongs to another user")
+        if session.info.owner != owner:
+            raise InputError(NOT_YOURS)
         return session
 
     def set_avatar(self, session_id: str, avatar_id: str, *, owner: str = "") -> SessionInfo:
         self.session(session_id, owner=owner)
-        return self.store.set_avatar(session_id, self.avatar(avatar_id).id)
+        return self.store.set_avatar(session_id, self.avatar(avatar_id, owner=owner).id)
 
-    def export(self, session_id: str, *, owner: str = "") -> Path:
-        """A zip of the session (JSON + media) in a fresh temp folder, ready to download."""
+    def export(self, session_id: str, *, owner: str = "", folder: Path | None = None) -> Path:
+        """A zip of the session (JSON + media) in ``folder`` (default: a fresh temp folder), ready to download."""
         self.session(session_id, owner=owner)
-        folder = Path(tempfile.mkdtemp(prefix="e3rg-export-"))
+        folder = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="e3rg-export-"))
         return self.store.export(session_id, folder / f"e3rg-session-{session_id[:8]}.zip")
 
     def delete(self, session_id: str, *, owner: str = "") -> None:
@@ -92,17 +102,29 @@ class ChatService:
         self.store.delete(session_id)
 
     # -- avatars --------------------------------------------------------------------------------
-    def avatar(self, avatar_id: str | None) -> Profile:
-        return self.library.get(avatar_id) if avatar_id else self.library.default()
+    def avatar(self, avatar_id: str | None, *, owner: str = "") -> Profile:
+        """The avatar ``avatar_id`` if ``owner`` may use it (shipped, published or their own); the default for none."""
+        if not avatar_id:
+            return self.library.default()
+        check_avatar_id(avatar_id)
+        if not may_use(self.library, avatar_id, owner):  # another's avatar reads as unknown
+            known = ", ".join(p.id for p in self.avatars(owner=owner))
+            raise InputError(f"unknown avatar {avatar_id!r}; choose from {known}")
+        return self.library.get(avatar_id)
 
-    def avatars(self) -> tuple[Profile, ...]:
-        return self.library.profiles()
+    def avatars(self, *, owner: str = "") -> tuple[Profile, ...]:
+        """The avatars ``owner`` may see, sorted by id."""
+        return visible_profiles(self.library, owner)
 
-    def create_avatar(self, **kwargs: Any) -> Profile:
-        """A custom avatar from an uploaded portrait and voice sample (``memory.custom.create_avatar``)."""
+    def create_avatar(self, *, owner: str = "", **kwargs: Any) -> Profile:
+        """A custom avatar of ``owner``'s from an uploaded portrait and voice sample (``memory.custom``)."""
         from e3rg_core.memory.custom import create_avatar
 
-        return create_avatar(self.library, **kwargs)
+        return create_avatar(self.library, owner=owner, **kwargs)
+
+    def delete_avatar(self, avatar_id: str, *, owner: str = "") -> None:
+        """Delete a custom avatar ``owner`` made: its portrait, voice sample and profile."""
+        delete_own(self.library, avatar_id, owner)
 
     # -- turns ----------------------------------------------------------------------------------
     def turn(self, session_id: str, *, avatar_id: str | None = None, text: str = "",
@@ -114,7 +136,7 @@ class ChatService:
         rendered piece of the reply come first (``e3rg_core.streaming``), then the same stage results.
         """
         session = self.session(session_id, owner=owner)
-        avatar = self.avatar(avatar_id or session.info.avatar_id)
+        avatar = self.avatar(avatar_id or session.info.avatar_id, owner=owner)
         request = TurnRequest(text=text or "", audio_path=Path(audio_path) if audio_path else None,
                               video_path=Path(video_path) if video_path else None, avatar_id=avatar.id,
                               history=self.store.history(session_id))
@@ -130,7 +152,7 @@ class ChatService:
             raise InputError("say how you feel instead (e.g. tired, lonely, proud) before redoing the turn")
         last = session.turns[-1]
         earlier = self.store.history(session_id)[:-2] if len(session.turns) else ()
-        avatar = self.avatar(avatar_id or last.record.avatar_id)
+        avatar = self.avatar(avatar_id or last.record.avatar_id, owner=owner)
         request = TurnRequest(text=last.record.user_text, avatar_id=avatar.id, history=earlier,
                               emotion=str(emotion).strip())
         yield from self._run(session, request, replace=True, kind=last.record.input_kind,

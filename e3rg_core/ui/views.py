@@ -6,12 +6,9 @@ Chatbot's messages, the emotion timeline's rows and the little Markdown panels.
 
 from __future__ import annotations
 
-import hashlib
 import html
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from e3rg_core.emotions import COARSE
 from e3rg_core.sessions import StoredTurn
@@ -20,24 +17,6 @@ from e3rg_core.sessions import StoredTurn
 EMOJI = {"neutral": "😐", "happy": "😊", "surprised": "😮", "angry": "😠", "fear": "😨", "sad": "😢",
          "disgusted": "🤢", "contempt": "😒"}
 STAGE_NAMES = {"heard": "hear", "understood": "understand", "spoken": "speak", "rendered": "render"}
-
-
-def served_copy(path: Path) -> str:
-    """A copy of a stored file in the system temp dir, which Gradio may serve.
-
-    The data directory holds every session's recordings and is never served; only the files a
-    handler returns are copied to Gradio's cache, and Gradio accepts those from the temp dir.
-    """
-    path = Path(path)
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
-    folder = Path(tempfile.gettempdir()) / "e3rg-serve" / digest
-    target = folder / path.name
-    if not target.is_file() or target.stat().st_size != path.stat().st_size:
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".{path.name}.part"
-        shutil.copyfile(path, partial)
-        partial.replace(target)
-    return str(target)
 
 
 def emotion_scores(distribution: Mapping[str, float]) -> dict[str, float]:
@@ -95,8 +74,12 @@ def timings_markdown(timings: Mapping[str, float], streamed: Mapping[str, float]
     return "Timings: " + " · ".join(parts) + f" · **total {sum(timings.values()):.2f} s**"
 
 
-def chat_messages(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
-    """The conversation as Chatbot messages: each turn's user text, then the reply with its audio and video."""
+def chat_messages(turns: Iterable[StoredTurn], *, serve: Callable[[Path], str]) -> list[dict[str, Any]]:
+    """The conversation as Chatbot messages: each turn's user text, then the reply with its audio and video.
+
+    ``serve`` turns a stored file into the path the page may fetch (``ServedFiles.conversation_file``):
+    the data directory itself is never served.
+    """
     messages: list[dict[str, Any]] = []
     for turn in turns:
         r = turn.record
@@ -120,7 +103,7 @@ def chat_messages(turns: Iterable[StoredTurn]) -> list[dict[str, Any]]:
         messages.append({"role": "assistant", "content": r.reply_text, "metadata": {"title": title}})
         for key in ("reply_audio", "reply_video"):
             if key in turn.media and Path(turn.media[key]).is_file():
-                messages.append({"role": "assistant", "content": {"path": served_copy(turn.media[key])}})
+                messages.append({"role": "assistant", "content": {"path": serve(Path(turn.media[key]))}})
     return messages
 
 

@@ -89,8 +89,9 @@ class AppServer:
     tail is shown when it fails to start.
     """
 
-    def __init__(self, root: Path, *, start_timeout_s: float = 120.0) -> None:
+    def __init__(self, root: Path, *, start_timeout_s: float = 120.0, args: tuple[str, ...] = ()) -> None:
         self.root, self.data, self.cache = root, root / "data", root / "cache"
+        self.args = tuple(args)  # more options of tests/app/serve.py, e.g. ("--auth", "a:pw")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = root / "server.log"
@@ -109,7 +110,7 @@ class AppServer:
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "tests.app.serve", "--port", str(self.port), "--data", str(self.data),
-                 "--cache", str(self.cache)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+                 "--cache", str(self.cache), *self.args], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             with self.log_path.open("rb") as log:

@@ -1,9 +1,11 @@
 """Serve the app for tests: real speech, video and speech recognition, a scripted understander.
 
-    python -m tests.app.serve --port 7871 --data DIR --cache DIR [--real]
+    python -m tests.app.serve --port 7871 --data DIR --cache DIR [--real] [--auth u1:p1,u2:p2] [--shared]
 
 The scripted understander (a test double) keeps a turn to a second or two; ``--real`` uses the
-embedded default LLM and embedding voter instead. Prints ``READY <url>`` when it listens.
+embedded default LLM and embedding voter instead. ``--auth`` turns logins on (``ui.auth``),
+``--shared`` shares the conversations of visitors without one (``ui.shared_conversations``).
+Prints ``READY <url>`` when it listens.
 """
 
 from __future__ import annotations
@@ -53,14 +55,16 @@ class KeywordChat:
             yield word if i == 0 else " " + word
 
 
-def build(data_dir: str, cache_dir: str, *, real: bool = False, size_px: int = 256, check_output: bool = True):
+def build(data_dir: str, cache_dir: str, *, real: bool = False, size_px: int = 256, check_output: bool = True,
+          auth: str = "", shared: bool = False):
     from e3rg_core.config import load_config
     from e3rg_core.ui.app import build_app
     from e3rg_core.ui.service import ChatService
 
     config = load_config(environ={"E3RG_DATA_DIR": data_dir, "E3RG_CACHE_DIR": cache_dir,
-                                  "E3RG_VIDEO_SIZE_PX": str(size_px), "E3RG_UI_SECRET": "test-secret",
-                                  "E3RG_PERCEPTION_CHECK_OUTPUT": str(check_output)})
+                                  "E3RG_VIDEO_SIZE_PX": str(size_px), "E3RG_UI_SECRET": "test-secret-of-the-app",
+                                  "E3RG_PERCEPTION_CHECK_OUTPUT": str(check_output), "E3RG_UI_AUTH": auth,
+                                  "E3RG_UI_SHARED_CONVERSATIONS": str(shared)})
     service = ChatService(config)
     if not real:
         from e3rg_core.understanding.engine import Understander
@@ -77,8 +81,10 @@ def main() -> None:
     parser.add_argument("--data", required=True)
     parser.add_argument("--cache", required=True)
     parser.add_argument("--real", action="store_true")
+    parser.add_argument("--auth", default="", help="logins, user:password pairs joined by commas")
+    parser.add_argument("--shared", action="store_true", help="visitors without a login share their conversations")
     args = parser.parse_args()
-    demo, launch, service = build(args.data, args.cache, real=args.real)
+    demo, launch, service = build(args.data, args.cache, real=args.real, auth=args.auth, shared=args.shared)
     service.pipeline.warm_up()
     launch.update(server_name="127.0.0.1", server_port=args.port, quiet=True)
     demo.launch(prevent_thread_lock=True, **launch)

@@ -1,5 +1,6 @@
 """The page in Debian's chromium, driven by Playwright: webcam, microphone and text turns, a correction,
-a reload and a server restart that keep the conversation.
+a reload and a server restart that keep the conversation, and two browsers that see only their own
+conversations and custom avatars.
 
 Chromium's fake camera shows the nova portrait and its fake microphone says "I failed my driving test
 again today." (``tests/app/browser_support.py``). The app runs as ``tests/app/serve.py``: real speech
@@ -144,6 +145,23 @@ def _expect_four_outputs(page, coarse: str) -> None:
                            arg=video.element_handle(), timeout=30 * MS)
 
 
+def past_conversations(page, until=lambda labels: True, timeout_s: float = 15.0) -> list[str]:
+    """The labels of the page's past conversations (under Conversations, which lists them anew when
+    opened), once ``until(labels)`` holds or ``timeout_s`` has passed."""
+    if page.locator("#past input").is_hidden():
+        page.get_by_role("button", name="Conversations").click()
+    deadline = time.monotonic() + timeout_s
+    while True:
+        page.locator("#past input").click()
+        options = page.get_by_role("option")
+        options.first.wait_for()
+        labels = [option.inner_text() for option in options.all()]
+        page.keyboard.press("Escape")
+        if until(labels) or time.monotonic() > deadline:
+            return labels
+        page.wait_for_timeout(250)
+
+
 def _expect_history(page, texts: list[str]) -> None:
     expect(_user_messages(page)).to_have_count(len(texts), timeout=30 * MS)
     for message, text in zip(_user_messages(page).all(), texts):
@@ -229,3 +247,41 @@ def test_the_voice_plays_before_the_whole_video_exists(page, server):
     before = [s for s in seen if not s["whole"]]
     assert any(s["playing"] for s in before), f"no voice before the whole video: {seen}"
     _expect_four_outputs(page, "sad")
+
+
+def test_two_browsers_see_only_their_own_conversations_and_avatars(page, browser, server):
+    """Two visitors of one server without logins: B's page shows nothing of what A said or made."""
+    secret = "My PIN is 4821 and I am scared my ex will find my new address."
+    _type(page, secret)
+    page.locator("#send").click()
+    _wait_for_turns(page, server, 1)
+    page.get_by_role("button", name="Make your own avatar").click()
+    page.locator("#new_name").get_by_role("textbox").fill("Sam")
+    page.locator("#new_gender input").click()
+    page.get_by_role("option", name="male", exact=True).click()
+    page.locator("#new_portrait input[type=file]").set_input_files(str(ROOT / "avatars" / "walter" / "portrait.png"))
+    page.locator("#new_portrait img").wait_for()
+    page.locator("#create_avatar").click()
+    expect(page.locator("#create_note")).to_contain_text("Created Sam", timeout=60 * MS)
+    expect(page.locator("#avatar_gallery")).to_contain_text("Sam · young male")
+    mine = past_conversations(page, until=lambda labels: any("My PIN is 4821" in label for label in labels))
+    assert any("My PIN is 4821" in label for label in mine), mine
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # another visitor
+    try:
+        other = context.new_page()
+        other.set_default_timeout(30 * MS)
+        for _ in range(2):  # a first visit, then a reload
+            other.goto(server.url)
+            other.locator("#send").wait_for()
+            expect(other.locator("#avatar_gallery")).to_contain_text("Walter")  # the shipped avatars are there
+            expect(other.locator("#avatar_gallery")).not_to_contain_text("Sam")
+            labels = past_conversations(other)
+            assert len(labels) == 1 and "(no turns yet)" in labels[0], labels  # only its own, empty one
+            expect(_user_messages(other)).to_have_count(0)
+            assert "4821" not in other.content()
+    finally:
+        context.close()
+    page.reload()  # A still has everything
+    _expect_history(page, [secret])
+    expect(page.locator("#avatar_gallery")).to_contain_text("Sam · young male")

@@ -37,7 +37,10 @@ def _turn_dirs(tmp_root: Path) -> set[Path]:
 
 
 def _check_intact(data: Path, sid: str, n_turns: int) -> None:
-    """The session has ``n_turns`` turns, every one with readable media, and no stray media folder."""
+    """The session has ``n_turns`` turns, every one with readable media, and no stray media folder.
+
+    ``sid`` is the pass the app returned; the conversation's id is its third part."""
+    sid = sid.split(".")[2]
     store = SessionStore(data)
     try:
         session = store.get(sid)

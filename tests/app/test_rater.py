@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Distinctive names, so "no system name anywhere" is a real check.
 SYSTEMS = ("zebrasys", "otterbase")
 N_ITEMS = 4
-RATERS = {"r1": "p1", "r2": "p2", "r3": "p3", "org": "po"}
+RATERS = {"r1": "p1", "r2": "p2", "r3": "p3", "org": "po", "r4": "p4", "r5": "p5"}
 N_CRITERIA = 5  # the default criteria
 N_PANELS = len(SYSTEMS)
 
@@ -298,6 +298,25 @@ def test_the_organiser_report_matches_the_store(served):
                  "score": str(r.score), "swap": str(r.swap), "shown_at": r.shown_at, "answered_at": r.answered_at,
                  "audio_plays": str(r.audio_plays), "video_plays": str(r.video_plays)} for r in rows]
     assert exported == expected
+
+
+def test_raters_cannot_see_each_others_answers(served):
+    from gradio_client.exceptions import AppError
+
+    a, b = served.client("r4"), served.client("r5")
+    after_a = _answer(a, _start(a), score=5)
+    assert "Item 2 of 5" in _value(after_a[PROGRESS])
+    page_b = _start(b)  # B starts after A answered: B's own first item, nothing of A's
+    assert "Item 1 of 5" in _value(page_b[PROGRESS])
+    assert all(_value(page_b[RADIOS + k]) is None for k in range(N_PANELS * N_CRITERIA))
+    assert "r4" not in str(page_b)
+    position = int(_value(page_b[POSITION]))
+    assert b.predict(position, "A", "video", api_name="/rater_play") == 1  # B's own plays, not A's
+    with pytest.raises(AppError, match="only the study's organisers"):  # the answers reach organisers only
+        b.predict(api_name="/organiser_report")
+    again = _start(a)  # and A's page still shows A's place, with no answer filled in
+    assert "Item 2 of 5" in _value(again[PROGRESS])
+    assert all(_value(again[RADIOS + k]) is None for k in range(N_PANELS * N_CRITERIA))
 
 
 def test_the_rater_id_comes_from_the_login_or_the_link():

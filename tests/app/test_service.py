@@ -24,6 +24,11 @@ def service(tmp_path_factory):
     service.close()
 
 
+def _serve(path):
+    """Where the page would fetch a stored file (the app hands out ServedFiles copies)."""
+    return str(path)
+
+
 def _run(events):
     events = list(events)
     assert isinstance(events[-1], Committed)
@@ -87,7 +92,7 @@ def test_a_failed_video_degrades_the_turn_instead_of_losing_it(service, monkeypa
     stored = events[-1].turn
     assert "reply_audio" in stored.media and "reply_video" not in stored.media
     assert "the video could not be made" in stored.record.details["failures"]["rendered"]
-    messages = views.chat_messages(service.session(session.info.id).turns)
+    messages = views.chat_messages(service.session(session.info.id).turns, serve=_serve)
     assert "no video" in messages[1]["metadata"]["title"] and len(messages) == 3  # text + audio, no video
     assert "saved" in views.failure_markdown(failure.message)
 
@@ -145,15 +150,65 @@ def test_the_users_correction_redoes_the_last_turn(service):
         list(service.regenerate(service.new_session().info.id, "tired"))
 
 
-def test_sessions_are_kept_per_owner(service):
-    mine = service.new_session(owner="rater01")
-    _run(service.turn(mine.info.id, text="Hello there.", owner="rater01"))
-    assert service.open_session(mine.info.id, owner="rater01").info.id == mine.info.id
-    assert service.open_session(mine.info.id, owner="rater02").info.id != mine.info.id  # not theirs: a new one
-    with pytest.raises(InputError, match="another user"):
-        list(service.turn(mine.info.id, text="Hi.", owner="rater02"))
-    assert [s.id for s in service.sessions(owner="rater01")] == [mine.info.id]
+@pytest.mark.parametrize("me, other", [("rater01", "rater02"), ("browser:" + "a" * 32, "browser:" + "b" * 32),
+                                       ("browser:" + "c" * 32, "")])
+def test_sessions_are_kept_per_owner(service, me, other):
+    mine = service.new_session(owner=me)
+    _run(service.turn(mine.info.id, text="Hello there.", owner=me))
+    assert service.open_session(mine.info.id, owner=me).info.id == mine.info.id
+    assert service.open_session(mine.info.id, owner=other).info.id != mine.info.id  # not theirs: a new one
+    for act in (lambda: list(service.turn(mine.info.id, text="Hi.", owner=other)),
+                lambda: list(service.regenerate(mine.info.id, "tired", owner=other)),
+                lambda: service.session(mine.info.id, owner=other), lambda: service.export(mine.info.id, owner=other),
+                lambda: service.delete(mine.info.id, owner=other),
+                lambda: service.set_avatar(mine.info.id, "walter", owner=other)):
+        with pytest.raises(InputError, match="belongs to someone else"):
+            act()
+    assert len(service.session(mine.info.id, owner=me).turns) == 1  # nothing changed
+    assert [s.id for s in service.sessions(owner=me)] == [mine.info.id]
+    assert mine.info.id not in {s.id for s in service.sessions(owner=other)}  # "" is an owner, not everybody
     assert service.open_session("not-a-session").turns == ()
+
+
+def test_a_custom_avatar_is_its_creators(service, tmp_path):
+    a, b = "browser:" + "d" * 32, "browser:" + "e" * 32
+    portrait = Path(__file__).resolve().parents[2] / "avatars" / "walter" / "portrait.png"
+    made = service.create_avatar(owner=a, display_name="Sam", portrait=portrait, gender="male")
+    assert made.id in {p.id for p in service.avatars(owner=a)}
+    assert made.id not in {p.id for p in service.avatars(owner=b)} | {p.id for p in service.avatars()}
+    with pytest.raises(InputError, match=f"unknown avatar '{made.id}'; choose from") as refused:
+        service.new_session(made.id, owner=b)
+    assert made.id not in str(refused.value).split("choose from")[1]  # B is not told it exists
+    session = service.new_session(made.id, owner=a)
+    with pytest.raises(InputError, match="unknown avatar"):
+        service.set_avatar(service.new_session(owner=b).info.id, made.id, owner=b)
+    with pytest.raises(InputError, match="only the avatars you made"):
+        service.delete_avatar(made.id, owner=b)
+    service.delete_avatar(made.id, owner=a)
+    assert made.id not in service.library.ids()
+    with pytest.raises(InputError, match="unknown avatar"):
+        list(service.turn(session.info.id, text="Hi.", owner=a))
+
+
+def test_shared_conversations_are_one_list_only_when_the_operator_says_so(service):
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from e3rg_core.ui.app import build_app
+
+    nobody = SimpleNamespace(username=None)  # a visitor without a login
+
+    def two_visitors(config):
+        demo, _launch = build_app(config, service=service, stream=False)
+        new_session = next(fn.fn for fn in demo.fns.values() if fn.api_name == "new_session")
+        first = new_session(None, "nova", nobody)[0]
+        listed = new_session(None, "nova", nobody)[3]["choices"]  # what the second visitor lists
+        return first.split(".")[2], {value.split(".")[2] for _label, value in listed}
+
+    first, seen = two_visitors(service.config)
+    assert first not in seen  # the default: each browser its own
+    first, seen = two_visitors(replace(service.config, ui=replace(service.config.ui, shared_conversations=True)))
+    assert first in seen  # a kiosk: one list
 
 
 def test_export_and_delete(service):
@@ -170,16 +225,20 @@ def test_export_and_delete(service):
         service.session(session.info.id)
 
 
-def test_views(service):
+def test_views(service, tmp_path):
     session = service.new_session()
     _run(service.turn(session.info.id, text="I failed my driving test again today."))
     turns = service.session(session.info.id).turns
-    messages = views.chat_messages(turns)
+    from e3rg_core.ui.served import ServedFiles
+
+    copies = ServedFiles(tmp_path / "gradio" / "e3rg", "a-secret-of-this-server")
+    messages = views.chat_messages(turns, serve=lambda p: copies.conversation_file(session.info.id, p))
     assert messages[0] == {"role": "user", "content": "I failed my driving test again today."}
     assert "disappointed" in messages[1]["metadata"]["title"]
     served = [m["content"]["path"] for m in messages[2:]]
     assert [Path(p).suffix for p in served] == [".wav", ".mp4"]
     assert not any(Path(p).is_relative_to(service.config.data_dir) for p in served)  # the data dir is never served
+    assert all(Path(p).is_relative_to(copies.conversation_folder(session.info.id)) for p in served)
     assert views.timeline_rows(turns) == [{"turn": 0.9, "emotion": "sad", "who": "you"},
                                           {"turn": 1.1, "emotion": "sad", "who": "avatar"}]
     assert views.emotion_scores({"sad": 0.7, "fear": 0.3})["happy"] == 0.0
@@ -197,10 +256,36 @@ def test_unknown_avatar(service):
 def test_the_app_builds_with_its_endpoints(service):
     from e3rg_core.ui.app import build_app
 
+    portrait = Path(__file__).resolve().parents[2] / "avatars" / "walter" / "portrait.png"
+    private = service.create_avatar(owner="browser:" + "f" * 32, display_name="Zed", portrait=portrait, gender="male")
     demo, launch = build_app(service.config, service=service)
     names = {fn.api_name for fn in demo.fns.values() if fn.api_visibility == "public"}
-    assert {"turn", "redo", "new_session", "resume", "export", "delete_session", "create_avatar"} <= names
+    assert {"turn", "redo", "new_session", "resume", "export", "delete_session", "create_avatar",
+            "delete_avatar"} <= names
+    page_config = json.dumps(demo.get_config_file())  # what every visitor's page is given
+    assert service.config.ui.secret not in page_config  # BrowserState gets a derived key instead
+    assert private.id not in page_config and "Zed" not in page_config  # custom avatars join per visitor, on load
+    service.delete_avatar(private.id, owner="browser:" + "f" * 32)
     assert launch["run_history"] is False and launch["footer_links"] == [] and launch["max_file_size"] == "50mb"
+
+
+def test_only_an_uploads_own_file_is_removed_once_stored(service, tmp_path):
+    from gradio.utils import get_upload_folder
+
+    from e3rg_core.ui.app import _discard_uploads, build_app
+
+    demo, _launch = build_app(service.config, service=service)
+    gallery = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "avatar_gallery")
+    shown = next(iter(gallery.keep_in_cache))  # a shipped portrait the page's gallery shows
+    upload = Path(get_upload_folder()) / ("0" * 64) / "recording.wav"  # as Gradio stores an upload
+    upload.parent.mkdir(parents=True, exist_ok=True)
+    upload.write_bytes(b"RIFF")
+    elsewhere = tmp_path / "mine.wav"  # a file a script passed in
+    elsewhere.write_bytes(b"RIFF")
+    # Gradio names files by content: an upload of a shipped portrait is the gallery's very file
+    _discard_uploads(demo, str(upload), shown, str(elsewhere), None)
+    assert not upload.exists() and not upload.parent.exists()
+    assert Path(shown).is_file() and elsewhere.is_file()
 
 
 def test_a_silent_recording_is_a_clear_message(service, tmp_path):
@@ -277,5 +362,5 @@ def test_the_avatar_checks_its_own_face_and_voice(service, monkeypatch, tmp_path
     assert neutral is not None and check.face_rise == pytest.approx(check.face_p - neutral["sad"])
     details = events[-1].turn.record.details
     assert details["consistency"]["voice_ok"] is True and details["consistency_summary"].startswith("meant sad")
-    title = views.chat_messages(service.session(session.info.id).turns)[1]["metadata"]["title"]
+    title = views.chat_messages(service.session(session.info.id).turns, serve=_serve)[1]["metadata"]["title"]
     assert "voice ✓" in title

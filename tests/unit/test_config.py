@@ -68,3 +68,12 @@ def test_errors_say_what_is_allowed(tmp_path, toml, match):
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "nope.toml", environ={})
+
+
+def test_shared_conversations_are_off_by_default_and_not_mixed_with_logins():
+    assert load_config(environ={}).ui.shared_conversations is False
+    assert load_config(environ={"E3RG_UI_SHARED_CONVERSATIONS": "true"}).ui.shared_conversations is True
+    with pytest.raises(ConfigError, match="with ui.auth every user has their own"):
+        load_config(environ={"E3RG_UI_SHARED_CONVERSATIONS": "true", "E3RG_UI_AUTH": "ann:pw"})
+    with pytest.raises(ConfigError, match="ui.secret must be at least 16 characters"):
+        load_config(environ={"E3RG_UI_SECRET": "short"})
