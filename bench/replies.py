@@ -2,7 +2,8 @@
 multi-turn conversations written for e3rg, turn after turn with its own replies in the history, and
 each reply is checked by the fault detectors (``e3rg_core.understanding.faults``).
 
-    python bench/replies.py [--set dev|heldout] [--limit N] [--name NAME]
+    python bench/replies.py [--set dev|heldout] [--limit N] [--prompt emotion_aware|strategy|e3rg]
+                            [--no-screen] [--name NAME]
 
 ``bench/data/replies_dev.jsonl`` is for choosing what to change; ``replies_heldout.jsonl`` was
 written separately and is only measured. The report gives the share of replies with any fault, each
@@ -17,6 +18,7 @@ import argparse
 import json
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from _common import ROOT, machine, write_report
@@ -24,6 +26,7 @@ from _common import ROOT, machine, write_report
 from e3rg_core.config import load_config
 from e3rg_core.eval import metrics
 from e3rg_core.types import Utterance, UserTurn
+from e3rg_core.understanding import engine
 from e3rg_core.understanding.engine import Understander
 from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
 
@@ -39,9 +42,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--set", choices=sorted(SETS), default="dev")
     parser.add_argument("--limit", type=int, help="only the first N conversations")
+    parser.add_argument("--prompt", help="the reply prompt (default: the config's response_prompt)")
+    parser.add_argument("--no-screen", action="store_true",
+                        help="say every written sentence (no faulty sentence left out): the step before screening")
     parser.add_argument("--name", help="report name (default replies_<set>)")
     args = parser.parse_args()
     config = load_config(environ={})
+    if args.prompt:
+        config = replace(config, understanding=replace(config.understanding, response_prompt=args.prompt))
+    if args.no_screen:
+        engine.SCREENED_FAULTS = ()
     understander = Understander(config)
     understander.understand(UserTurn(text="Hello there."))  # first-call allocations and the LLM's prior
 
@@ -74,7 +84,8 @@ def main() -> None:
     per_detector = {name: round(sum(name in r["faults"] for r in rows) / len(rows), 4) for name in DETECTORS}
     report = {
         "machine": machine(), "set": args.set, "conversations": len(conversations), "replies": len(rows),
-        "responder": config.understanding.responder,
+        "responder": config.understanding.responder, "prompt": config.understanding.response_prompt,
+        "screened": list(engine.SCREENED_FAULTS),
         "any_fault_share": round(sum(bool(r["faults"]) for r in rows) / len(rows), 4),
         "per_detector": per_detector,
         "guard_replaced_share": round(sum(bool(r["guarded"]) for r in rows) / len(rows), 4),

@@ -57,7 +57,7 @@ from e3rg_core.errors import ConfigError
 from e3rg_core.voters import parse_voter
 
 SHOTS_ALLOWED = (0, 1, 3)
-RESPONSE_PROMPTS = ("emotion_aware", "e3rg")
+RESPONSE_PROMPTS = ("emotion_aware", "e3rg", "strategy")
 REPLY_EMOTION_POLICIES = ("mirror", "soothe")
 VOTE_METHODS = ("soft", "majority")
 

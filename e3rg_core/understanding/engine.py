@@ -24,7 +24,7 @@ from e3rg_core.config import Config, ModelProfile
 from e3rg_core.emotions import CANDIDATES, normalize_label, wheel
 from e3rg_core.errors import BackendFailed, ConfigError, E3rgError, InputError
 from e3rg_core.types import EmotionVote, RiskAssessment, Understanding, Utterance, UserTurn
-from e3rg_core.understanding import prompts, safety
+from e3rg_core.understanding import faults, prompts, safety
 from e3rg_core.understanding.base import ChatModel, ChoiceScorer, EmotionClassifier, StreamingChat, TurnMedia
 from e3rg_core.understanding.sentences import ReplySentences, clean_reply  # noqa: F401 - clean_reply is re-exported
 from e3rg_core.understanding.voting import vote as combine_votes
@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 _SOOTHE = {"happy": "happy", "surprised": "surprised", "sad": "sad", "fear": "sad",
            "angry": "neutral", "disgusted": "neutral", "contempt": "neutral", "neutral": "neutral"}
 HISTORY_CHARS = 600  # per earlier utterance in the prompt
+# Faults that leave a written sentence out of the reply (the rest of the reply still stands).
+SCREENED_FAULTS = ("advice_or_blame", "agreement_opener", "emotion_label", "third_person", "invented",
+                   "repeated_opener")
 _CONTENT_FREE = ("N/A", "...", "[message]")  # inputs that carry no emotion, for calibration
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -295,21 +298,45 @@ class Understander:
         if u.crisis:
             yield from safety.crisis_sentences(decided.turn.text, u.risk, resources=self.resources)
             return
-        said = 0
+        said, words = 0, 0
+        ctx = self.reply_context(decided)
         with contextlib.closing(self._written_sentences(decided, first_clause_words=first_clause_words)) as written:
             for sentence in written:
                 verdict = safety.check(sentence, user_text=decided.turn.text, coarse=u.coarse, risk=u.risk)
-                if verdict.ok:
-                    said += 1
-                    yield sentence
+                if not verdict.ok:
+                    logger.warning("the output guard stopped a reply sentence (%s)", verdict.reason)
+                    decided.guarded.append(verdict.reason)
+                    if said == 0:
+                        said += 1
+                        yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
+                    break
+                # A sentence with a fault a caring listener would not make is left out, not spoken.
+                found = faults.faults(sentence, ctx if said == 0 else replace(ctx, previous_reply=""),
+                                      names=SCREENED_FAULTS)
+                if found:
+                    decided.guarded.append("left out: " + ", ".join(found))
                     continue
-                logger.warning("the output guard stopped a reply sentence (%s)", verdict.reason)
-                decided.guarded.append(verdict.reason)
-                if said == 0:
-                    yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
-                break
+                n_words = len(sentence.split())
+                if said and words + n_words > ctx.max_words:
+                    break  # the reply is long enough
+                said, words = said + 1, words + n_words
+                yield sentence
+        if said == 0:
+            decided.guarded.append("nothing fitting was written")
+            yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
         if u.risk.level == "check":
             yield safety.check_in(decided.turn.text)
+
+    def reply_context(self, decided: Decided) -> faults.ReplyContext:
+        """What the reply answers, for the fault detectors: the message, whether it is bad or good news,
+        whether it asks the avatar something, and the conversation before it."""
+        u, turn = decided.understanding, decided.turn
+        news = ("bad" if safety.distressed(turn.text, u.coarse, u.risk)
+                else "good" if u.coarse in ("happy", "surprised") else "neutral")
+        earlier = tuple(h.text for h in turn.history if h.role == "speaker")
+        previous = next((h.text for h in reversed(turn.history) if h.role == "listener"), "")
+        return faults.ReplyContext(turn.text, news=news, asks="?" in turn.text, earlier_user=earlier,
+                                   previous_reply=previous, max_words=prompts.MAX_WORDS)
 
     @property
     def resources(self) -> str:

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from e3rg_core.emotions import CANDIDATES
-
-MAX_WORDS = 35  # the reply prompt's limit (prompts.system_message)
+from e3rg_core.understanding.prompts import MAX_WORDS
 
 CHEERFUL = re.compile(
     r"\b(?:wonderful|fantastic|awesome|amazing|terrific|exciting|excited for you|heart-?warming|delightful|hooray|"

@@ -54,7 +54,28 @@ REPLY_TASK_E3RG = (
     "Speaker and addressing their emotional state. Output only the reply."
 )
 
-RESPONSE_TASKS = {"emotion_aware": REPLY_TASK_EMOTION_AWARE, "e3rg": REPLY_TASK_E3RG}
+# The "strategy" prompt: how a caring listener answers each coarse class (support strategies after
+# ESConv and EmpatheticDialogues' listeners), without the label itself, which small models echo back
+# ("you feel sentimental").
+STRATEGIES = {
+    "sad": "They are going through something painful: stay with it. Say back in your own words what happened to "
+           "them and why it matters. No advice, no silver linings.",
+    "fear": "They are worried or scared: acknowledge what frightens them and reassure them gently. No advice lists.",
+    "angry": "They have been wronged or are upset: take their side and say back what happened. Never blame them.",
+    "disgusted": "Something revolted or upset them: side with them and say back what happened. Never blame them.",
+    "contempt": "They are fed up with someone: side with them and say back what happened. Never blame them.",
+    "happy": "They have good news: share their joy warmly, say what is great about it, and ask about it.",
+    "surprised": "Something unexpected happened: react to it naturally and ask about it.",
+    "neutral": "Answer plainly and naturally, like a friend; don't invent feelings they did not express.",
+}
+REPLY_TASK_STRATEGY = (
+    "Task: write the Listener's next reply, speaking to the Speaker as \"you\". {strategy} If they asked you "
+    "something, answer it first. Keep who did what exactly as the Speaker said it; never name their feeling."
+)
+
+MAX_WORDS = 35  # the reply's length limit, said in the system message and held by the engine
+
+RESPONSE_TASKS = {"emotion_aware": REPLY_TASK_EMOTION_AWARE, "e3rg": REPLY_TASK_E3RG, "strategy": REPLY_TASK_STRATEGY}
 
 # The safety judge: read with the same system message and dialogue as the emotion call, so a
 # llama.cpp model only evaluates this line.
@@ -160,13 +181,13 @@ def _context(turn: UserTurn, examples: Sequence[Example], max_utterances: int) -
     return f"{block}{situation}Dialogue:\n{dialogue}{cues}\n\n"
 
 
-def system_message(max_words: int = 35) -> ChatMessage:
+def system_message(max_words: int = MAX_WORDS) -> ChatMessage:
     """The system message every prompt starts with (identical across turns, so it stays cached)."""
     return ChatMessage("system", SYSTEM.format(labels=", ".join(CANDIDATES), max_words=max_words))
 
 
 def emotion_messages(
-    turn: UserTurn, *, examples: Sequence[Example] = (), max_utterances: int = 8, max_words: int = 35
+    turn: UserTurn, *, examples: Sequence[Example] = (), max_utterances: int = 8, max_words: int = MAX_WORDS
 ) -> list[ChatMessage]:
     """E3RG's emotion-prediction prompt."""
     return [
@@ -176,7 +197,7 @@ def emotion_messages(
 
 
 def risk_messages(
-    turn: UserTurn, *, examples: Sequence[Example] = (), max_utterances: int = 8, max_words: int = 35
+    turn: UserTurn, *, examples: Sequence[Example] = (), max_utterances: int = 8, max_words: int = MAX_WORDS
 ) -> list[ChatMessage]:
     """The safety judge's prompt: the emotion prompt's context with a yes/no risk question."""
     return [
@@ -192,14 +213,15 @@ def reply_messages(
     style: str = "emotion_aware",
     examples: Sequence[Example] = (),
     max_utterances: int = 8,
-    max_words: int = 35,
+    max_words: int = MAX_WORDS,
     caring: bool = False,
 ) -> list[ChatMessage]:
     """E3RG's response prompt; ``style="emotion_aware"`` injects the predicted emotion; ``caring`` asks
     for a calm, gentle reply after an earlier risk signal."""
     if style not in RESPONSE_TASKS:
         raise ConfigError(f"unknown response prompt {style!r}; choose from {', '.join(RESPONSE_TASKS)}")
-    task = RESPONSE_TASKS[style].format(emotion=emotion) + (CARE_TASK if caring else "")
+    strategy = STRATEGIES.get(coarse_of(emotion) if emotion in CANDIDATES else "neutral", STRATEGIES["neutral"])
+    task = RESPONSE_TASKS[style].format(emotion=emotion, strategy=strategy) + (CARE_TASK if caring else "")
     return [
         system_message(max_words),
         ChatMessage("user", _context(turn, examples, max_utterances) + task),

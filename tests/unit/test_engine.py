@@ -293,3 +293,18 @@ def test_an_empty_streamed_reply_is_asked_for_again_then_fails_clearly():
     with pytest.raises(BackendFailed, match="no reply twice"):
         list(engine.reply_sentences(engine.decide(UserTurn(text="My cat is ill."))))
     assert [c["seed"] for c in chat.calls if not c["choices"]] == [engine.settings.seed, engine.settings.seed + 1]
+
+
+def test_sentences_with_faults_are_left_out_and_the_rest_is_said():
+    chat = ScriptedChat(label="sad", reply="I understand you feel sad. Losing Max after fourteen years is so hard. "
+                                           "You should get a new dog soon.")
+    u = make(backends={"qwen1.5b": chat}).understand(UserTurn(text="My dog Max died this morning, he was fourteen."))
+    assert u.reply == "Losing Max after fourteen years is so hard."
+    assert any("emotion_label" in g for g in u.guarded) and any("advice_or_blame" in g for g in u.guarded)
+
+
+def test_a_reply_with_nothing_fitting_becomes_a_short_calm_one():
+    chat = ScriptedChat(label="sad", reply="The speaker is feeling devastated. You should move on.")
+    u = make(backends={"qwen1.5b": chat}).understand(UserTurn(text="My dog died this morning."))
+    assert "speaker" not in u.reply and "should" not in u.reply and "!" not in u.reply and u.reply
+    assert "nothing fitting was written" in u.guarded

@@ -94,15 +94,23 @@ _SAFE = {
     "angry": ("That sounds really unfair, and I can see why it got to you.",
               "That would upset anyone; you didn't deserve that."),
     "other": ("That sounds really hard.", "I'm sorry; that sounds like a lot to deal with."),
+    "happy": ("That's lovely to hear.", "What good news.", "That sounds like a really good moment."),
+    "neutral": ("I see.", "Thanks for telling me.", "Right, that makes sense."),
 }
 _FOLLOW = ("Do you want to tell me more about it?", "I'm here if you want to talk it through.",
            "How are you holding up right now?")
+_FOLLOW_LIGHT = ("Tell me more?", "How did that come about?", "What happened next?")
 
 
 def safe_reply(user_text: str, coarse: str, *, caring: bool = False) -> str:
-    """A short calm reply, varied by message: said instead of a written reply that failed the guard."""
-    group = coarse if coarse in _SAFE else ("sad" if coarse == "disgusted" else "other")
+    """A short calm reply, varied by message: said instead of a written reply that failed the guard
+    or had nothing fitting in it. Bad news always gets a gentle one, whatever the emotion vote said."""
+    if distressed(user_text, coarse, RiskAssessment()) or caring:
+        group = coarse if coarse in ("sad", "fear", "angry") else ("sad" if coarse == "disgusted" else "other")
+    else:
+        group = "happy" if coarse in ("happy", "surprised") else "neutral"
     pick = int.from_bytes(hashlib.sha256(user_text.encode("utf-8", "replace")).digest()[:4], "big")
     first = _SAFE[group][pick % len(_SAFE[group])]
-    follow = "How are you feeling right now?" if caring else _FOLLOW[(pick // 7) % len(_FOLLOW)]
+    follows = _FOLLOW if group in ("sad", "fear", "angry", "other") else _FOLLOW_LIGHT
+    follow = "How are you feeling right now?" if caring else follows[(pick // 7) % len(follows)]
     return f"{first} {follow}"
