@@ -80,13 +80,16 @@ BUILTIN_PROFILES: dict[str, ModelProfile] = {
     "qwen1.5b": ModelProfile("qwen1.5b", "llamacpp", "qwen2.5-coder-1.5b-instruct-q4_k_m"),
     "qwen0.5b": ModelProfile("qwen0.5b", "llamacpp", "qwen2.5-coder-0.5b-instruct-q4_k_m"),
     "minilm": ModelProfile("minilm", "embedding", "all-minilm-l6-v2"),
+    "mpnet": ModelProfile("mpnet", "embedding", "all-mpnet-base-v2"),
 }
 
 
 @dataclass(frozen=True)
 class UnderstandingConfig:
     responder: str = "qwen1.5b"
-    # name[@shots][#sample][*weight]; the weights were chosen on bench/data/emotion_dev.jsonl
+    # name[@shots][#sample][*weight]; the LLM's weight was chosen on e3rg's dev sets
+    # (bench/data/emotion_dev.jsonl and emotion_broad_dev.jsonl; docs/emotion.md). "mpnet" instead of
+    # "minilm" needs requirements-mpnet.txt
     voters: tuple[str, ...] = ("minilm", "qwen1.5b*0.5")
     vote_method: str = "soft"  # or "majority"
     shots: int = 0

@@ -5,7 +5,11 @@ Voters are model profiles from the config, written ``name[@shots][#sample][*weig
 
 An LLM voter that can score choices (llamacpp) votes with the calibrated probability of every label:
 the label probabilities given a content-free message ("N/A") are the model's prior, and dividing by
-that prior ("contextual calibration", Zhao et al. 2021) removes its bias towards a few labels.
+that prior ("contextual calibration", Zhao et al. 2021) removes its bias towards a few labels. A
+content-free message is itself a neutral one, though, so its neutral probability is evidence, not
+bias: dividing by it left the voter unable to answer neutral (0 of 15 neutral dev messages). Neutral's
+prior is instead the mean (log) prior of the other labels: neutral is calibrated as an average label
+(a prior 1 or 2 nats lower, favouring neutral more, scored no better on the dev sets).
 """
 
 from __future__ import annotations
@@ -98,13 +102,17 @@ class Understander:
         self.risk_detector = safety.RiskDetector(self._encoder() if self.safety.meaning else None)
 
     def _encoder(self) -> Any:
-        """The sentence encoder of the embedding voter if one is loaded, else the embedded one."""
+        """The sentence encoder of the embedding voter if it is the embedded one, else the embedded one.
+
+        The risk detector's thresholds were measured with all-MiniLM-L6-v2: a voter on another model
+        (the ``mpnet`` profile) keeps its encoder to itself.
+        """
+        from e3rg_core.understanding.embedding import EMBEDDED_NAME, sentence_encoder
+
         for backend in self._backends.values():
             encoder = getattr(backend, "encoder", None)
-            if encoder is not None and hasattr(encoder, "embed"):
+            if encoder is not None and hasattr(encoder, "embed") and getattr(encoder, "model", None) == EMBEDDED_NAME:
                 return encoder
-        from e3rg_core.understanding.embedding import sentence_encoder
-
         return sentence_encoder()
 
     def assess_risk(self, turn: UserTurn) -> RiskAssessment:
@@ -184,7 +192,10 @@ class Understander:
         if key not in self._priors:
             runs = [backend.choice_logprobs(self._emotion_messages(UserTurn(text=t), shots), CANDIDATES)
                     for t in _CONTENT_FREE]
-            self._priors[key] = {c: math.log(sum(math.exp(r[c]) for r in runs) / len(runs)) for c in CANDIDATES}
+            prior = {c: math.log(sum(math.exp(r[c]) for r in runs) / len(runs)) for c in CANDIDATES}
+            others = [v for c, v in prior.items() if c != "neutral"]
+            prior["neutral"] = sum(others) / len(others)
+            self._priors[key] = prior
         prior = self._priors[key]
         logp = backend.choice_logprobs(messages, CANDIDATES)
         adjusted = {c: logp[c] - prior[c] for c in CANDIDATES}

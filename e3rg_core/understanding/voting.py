@@ -1,9 +1,14 @@
 """Voting over several emotion predictors: ``majority`` (E3RG-style) or ``soft``.
 
 Soft voting (the default, chosen by measurement: see the README) adds each voter's weighted
-log-probabilities over the 36 labels (a product of experts) and takes the most probable label; a
-voter that reports no probabilities counts as 0.8 on its label, the rest spread evenly. Its
-distribution is the normalised product; exact ties go to the earliest label in ``CANDIDATES``.
+log-probabilities over the 36 labels (a product of experts); a voter that reports no probabilities
+counts as 0.8 on its label, the rest spread evenly. Its distribution is the normalised product. The
+decision is taken class first, as the generators and HIT act on the class: the coarse class with the
+largest summed probability wins (the class the page's chart shows on top), then its most probable
+label. Taking the single most probable label instead let a class whose feeling is spread over
+several words ("sad", "lonely", "devastated") lose to one peaked word of another, and the label
+then disagreed with the chart. Exact ties go to the earliest class in ``COARSE`` and the earliest
+label in ``CANDIDATES``.
 
 Majority voting:
 
@@ -29,7 +34,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from e3rg_core.emotions import CANDIDATES, coarse_of
+from e3rg_core.emotions import CANDIDATES, COARSE, coarse_of
 from e3rg_core.errors import BackendFailed, ConfigError
 from e3rg_core.types import EmotionVote
 
@@ -118,11 +123,12 @@ def soft_vote(
     unnorm = {c: math.exp(v - top) for c, v in total.items()}
     z = sum(unnorm.values())
     dist = {c: p / z for c, p in unnorm.items()}
-    label = max(CANDIDATES, key=lambda c: (dist[c], -CANDIDATES.index(c)))
     coarse_dist: dict[str, float] = defaultdict(float)
     for c, p in dist.items():
         coarse_dist[coarse_of(c, map_name=map_name)] += p
-    coarse = coarse_of(label, map_name=map_name)
+    coarse = max(coarse_dist, key=lambda k: (round(coarse_dist[k], 12), -COARSE.index(k)))
+    label = max((c for c in CANDIDATES if coarse_of(c, map_name=map_name) == coarse),
+                key=lambda c: (dist[c], -CANDIDATES.index(c)))
     return VoteResult(
         label=label,
         coarse=coarse,

@@ -41,6 +41,31 @@ def test_clear_cases_land_in_the_right_class(clf, text, coarse):
     assert coarse_of(max(p, key=p.get)) == coarse
 
 
+@pytest.mark.parametrize("text", [
+    "What time does the post office open on Saturdays?",
+    "I am taking the early train to Leeds tomorrow.",
+    "ok, see you at six",
+    "The printer on the second floor takes A3 paper.",
+])
+def test_plain_statements_and_questions_come_out_neutral(clf, text):
+    assert all(text not in entry.utterances for entry in load_prototypes().values())
+    p = clf.classify(UserTurn(text=text))
+    by_class = {}
+    for label, prob in p.items():
+        by_class[coarse_of(label)] = by_class.get(coarse_of(label), 0.0) + prob
+    assert max(by_class, key=by_class.get) == "neutral"
+
+
+def test_the_class_head_can_be_turned_off(clf):
+    from e3rg_core.understanding.embedding import EmbeddingClassifier
+
+    plain = EmbeddingClassifier(head_c=0)
+    p = plain.classify(UserTurn(text="My dog died this morning and I can't stop crying."))
+    assert coarse_of(max(p, key=p.get)) == "sad" and sum(p.values()) == pytest.approx(1.0)
+    with pytest.raises(ConfigError, match="head_c"):
+        EmbeddingClassifier(head_c=-1)
+
+
 def test_history_shifts_an_ambiguous_line(clf):
     alone = clf.classify(UserTurn(text="It happened again."))
     after = clf.classify(UserTurn(text="It happened again.",

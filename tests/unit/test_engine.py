@@ -53,6 +53,35 @@ def test_scored_voter_is_calibrated_against_its_prior():
     assert sum(u.votes[0].scores.values()) == pytest.approx(1.0)
 
 
+class NeutralLeaningChat(ScriptedChat):
+    """Scores like a small LLM: a message without feeling (and every content-free input) is mostly
+    'neutral'; a message with a feeling moves that feeling up."""
+
+    def __init__(self, feelings: dict[str, str]) -> None:
+        super().__init__()
+        self.feelings = feelings  # message -> the label its words express
+
+    def choice_logprobs(self, messages, choices):
+        import math
+        text = messages[-1].content
+        scores = {c: (0.0 if c == "neutral" else -4.0) for c in choices}
+        scores["excited"] = -2.5  # a bias of the model, present whatever the input
+        for message, label in self.feelings.items():
+            if message in text:
+                scores[label] += 6.5
+        z = math.log(sum(math.exp(v) for v in scores.values()))
+        return {c: v - z for c, v in scores.items()}
+
+
+def test_a_calibrated_voter_can_answer_neutral():
+    chat = NeutralLeaningChat({"My cat died.": "sad"})
+    understander = make(voters=("qwen1.5b",), backends={"qwen1.5b": chat})
+    plain = understander.decide(UserTurn(text="Bought milk and bread on the way home.")).understanding
+    assert (plain.emotion, plain.coarse) == ("neutral", "neutral")  # a content-free prior would hide it
+    sad = understander.decide(UserTurn(text="My cat died.")).understanding
+    assert sad.coarse == "sad" and sad.votes[0].scores["excited"] < sad.votes[0].scores["sad"]
+
+
 def test_soft_vote_weights_from_specs():
     backends = {"qwen1.5b": ScriptedChat(label="joyful"), "minilm": FixedClassifier("sad", p=0.3)}
     u = make(voters=("qwen1.5b*3", "minilm"), backends=backends).understand(UserTurn(text="Rough day."))
@@ -308,3 +337,18 @@ def test_a_reply_with_nothing_fitting_becomes_a_short_calm_one():
     u = make(backends={"qwen1.5b": chat}).understand(UserTurn(text="My dog died this morning."))
     assert "speaker" not in u.reply and "should" not in u.reply and "!" not in u.reply and u.reply
     assert "nothing fitting was written" in u.guarded
+
+
+def test_the_risk_detector_keeps_the_encoder_its_thresholds_were_measured_with():
+    class OtherModelVoter(FixedClassifier):
+        class encoder:  # noqa: N801 - stands in for a loaded SentenceEncoder of another model
+            model = "all-mpnet-base-v2"
+
+            @staticmethod
+            def embed(texts):
+                raise AssertionError("the risk detector must not embed with another model")
+
+    understander = make(voters=("qwen1.5b", "mpnet"),
+                        backends={"qwen1.5b": ScriptedChat(), "mpnet": OtherModelVoter("sad")})
+    encoder = understander._encoder()
+    assert encoder is not OtherModelVoter.encoder and encoder.model == "all-minilm-l6-v2"

@@ -85,3 +85,20 @@ def test_vote_dispatch():
     assert vote(votes, method="majority").label == vote(votes, method="soft").label == "sad"
     with pytest.raises(ConfigError, match="choose from soft, majority"):
         vote(votes, method="ranked")
+
+
+def test_soft_vote_decides_the_class_first():
+    # 'joyful' is the single most probable label, but sad's three labels together outweigh happy:
+    # the class the chart shows on top and the label's class must be the same
+    a = v("a", "joyful", probs(joyful=0.30, sad=0.22, lonely=0.20, devastated=0.18))
+    r = soft_vote([a])
+    assert r.coarse == "sad" and r.label == "sad"
+    assert max(r.coarse_distribution, key=r.coarse_distribution.get) == r.coarse
+    assert r.confidence == pytest.approx(r.coarse_distribution["sad"])
+
+
+def test_soft_vote_label_is_the_best_of_the_winning_class():
+    a = v("a", "angry", probs(angry=0.35, annoyed=0.25, fear=0.38))
+    b = v("b", "angry", probs(angry=0.35, annoyed=0.25, fear=0.38))
+    r = soft_vote([a, b])
+    assert (r.coarse, r.label) == ("angry", "angry")
