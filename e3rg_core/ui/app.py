@@ -350,7 +350,7 @@ def build_app(config: Config, *, service: ChatService | None = None,
                             notes=perception.notes if perception else (),
                             voters=[v.voter for v in u.votes] if source == "predicted" else (),
                             risk=u.risk.level, resources=config.safety.resources.strip() or DEFAULT_RESOURCES)
-                        current.update({emotion: views.emotion_scores(u.coarse_distribution),
+                        current.update({emotion: views.emotion_scores(u.coarse_distribution, predicted=u.coarse),
                                         reply_text: u.reply or " ".join(said), emotion_note: note})
                         yield current
                     elif isinstance(event, StageResult) and isinstance(event.value, StageFailure):

@@ -19,9 +19,15 @@ EMOJI = {"neutral": "😐", "happy": "😊", "surprised": "😮", "angry": "😠
 STAGE_NAMES = {"heard": "hear", "understood": "understand", "spoken": "speak", "rendered": "render"}
 
 
-def emotion_scores(distribution: Mapping[str, float]) -> dict[str, float]:
-    """The coarse distribution as ``gr.Label`` confidences, every class present."""
-    return {c: round(float(distribution.get(c, 0.0)), 4) for c in COARSE}
+def emotion_scores(distribution: Mapping[str, float], *, predicted: str | None = None) -> dict[str, float]:
+    """The coarse distribution as ``gr.Label`` confidences, every class present.
+
+    ``gr.Label`` heads its chart with the class of the largest confidence, the first of equals. The
+    vote decides the class with the largest share, so the predicted class is listed first: the chart's
+    heading and top bar are the class the page names, even where rounding makes two shares equal.
+    """
+    order = [predicted] + [c for c in COARSE if c != predicted] if predicted in COARSE else list(COARSE)
+    return {c: round(float(distribution.get(c, 0.0)), 4) for c in order}
 
 
 def risk_markdown(level: str, resources: str) -> str:
