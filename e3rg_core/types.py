@@ -51,7 +51,6 @@ class EmotionVote:
 
 
 RiskLevel = Literal["none", "care", "check", "crisis"]
-RISK_LEVELS: tuple[str, ...] = ("none", "care", "check", "crisis")
 
 
 @dataclass(frozen=True)

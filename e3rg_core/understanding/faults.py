@@ -10,7 +10,7 @@ fault said in other words and, more rarely, see one that is not there; each is t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from e3rg_core.emotions import CANDIDATES
@@ -92,7 +92,6 @@ class ReplyContext:
     previous_reply: str = ""  # the avatar's reply before this one
     avatar_name: str = ""
     max_words: int = MAX_WORDS
-    known_names: tuple[str, ...] = field(default_factory=tuple)  # names the avatar may say (its own, ...)
 
 
 def _lower(text: str) -> str:
@@ -141,7 +140,7 @@ def invented(reply: str, ctx: ReplyContext) -> bool:
             return True
     if ctx.asks:
         return False  # an answer may name things ("Biscuit would be a lovely name for a puppy")
-    allowed = {n.lower() for n in ctx.known_names} | ({ctx.avatar_name.lower()} if ctx.avatar_name else set())
+    allowed = {ctx.avatar_name.lower()} if ctx.avatar_name else set()
     for match in _NAME.finditer(reply):
         name = match.group(1)
         if name in _NOT_NAMES or name.lower() in allowed:

@@ -16,8 +16,5 @@ from e3rg_core.understanding.safety.guard import Verdict, check, distressed, saf
 from e3rg_core.understanding.safety.response import DEFAULT_RESOURCES, check_in, crisis_sentences
 from e3rg_core.understanding.safety.text import canonical
 
-#: The coarse classes an avatar may show while answering a risk message.
-CALM_EMOTIONS = ("sad", "neutral")
-
-__all__ = ["CALM_EMOTIONS", "DEFAULT_RESOURCES", "Judge", "RiskDetector", "Thresholds", "Verdict", "canonical", "check", "check_in",
+__all__ = ["DEFAULT_RESOURCES", "Judge", "RiskDetector", "Thresholds", "Verdict", "canonical", "check", "check_in",
            "crisis_sentences", "distressed", "safe_reply"]

@@ -63,21 +63,24 @@ class Verdict:
     reason: str = ""  # "affirms_harm" or "cheerful_to_distress" when not ok
 
 
+def _distressed(heard: str, coarse: str, risk: RiskAssessment) -> bool:
+    if coarse in _NEGATIVE_CLASSES or risk.level != "none" or _BAD_NEWS.search(heard):
+        return True
+    return coarse not in ("happy", "surprised") and _BAD_NEWS_WEAK.search(heard) is not None
+
+
 def distressed(user_text: str, coarse: str, risk: RiskAssessment) -> bool:
     """The message is bad news, a painful feeling or a risk signal: no cheerful words in reply."""
-    said = canonical(user_text)
-    if coarse in _NEGATIVE_CLASSES or risk.level != "none" or _BAD_NEWS.search(said):
-        return True
-    return coarse not in ("happy", "surprised") and _BAD_NEWS_WEAK.search(said) is not None
+    return _distressed(canonical(user_text), coarse, risk)
 
 
 def check(sentence: str, *, user_text: str, coarse: str, risk: RiskAssessment) -> Verdict:
     """May ``sentence`` be said in reply to ``user_text``?"""
-    said = canonical(sentence)
-    touches_harm = risk.level != "none" or _HARM_WORDS.search(canonical(user_text)) is not None
+    said, heard = canonical(sentence), canonical(user_text)
+    touches_harm = risk.level != "none" or _HARM_WORDS.search(heard) is not None
     if touches_harm and _AFFIRMS.search(said):
         return Verdict(False, "affirms_harm")
-    if distressed(user_text, coarse, risk) or _GRAVE.search(canonical(user_text)):
+    if _distressed(heard, coarse, risk) or _GRAVE.search(heard):
         cheer = CHEERFUL.search(GLAD_OF_TELLING.sub(" ", said))
         if cheer is not None or (risk.level != "none" and _EXCLAIM_CHEER.search(sentence.strip())):
             return Verdict(False, "cheerful_to_distress")
