@@ -131,3 +131,16 @@ def test_crisis_response_speaks_to_what_was_named():
     assert "hurt" in said[0].lower() and "?" in said[1]
     answers = {crisis_sentences(f"I can't do this anymore {i}", RiskAssessment(level="crisis"))[0] for i in range(10)}
     assert len(answers) > 1  # not one fixed paragraph
+
+
+def test_a_crisis_read_from_meaning_alone_asks_without_putting_words_in_the_persons_mouth():
+    guessed = RiskAssessment(level="crisis", category="self_harm", sources=("meaning",))
+    said = crisis_sentences("I keep thinking everyone would manage fine if I just wasn't around", guessed)
+    assert "hurting yourself" not in said[0] and "?" in said[1] and DEFAULT_RESOURCES in said
+    named = crisis_sentences("I've been counting the tablets in the drawer", RiskAssessment(
+        level="crisis", category="plan_means", sources=("meaning",)))
+    assert "the pills" in named[0]  # what the message itself names is still spoken to
+    for i in range(12):
+        farewell = crisis_sentences(f"I wrote to everyone today {i}", RiskAssessment(
+            level="crisis", category="farewell", sources=("patterns",)))[0]
+        assert "goodbye, with" not in farewell and farewell.count("goodbye") <= 1

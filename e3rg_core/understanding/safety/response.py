@@ -56,8 +56,7 @@ _OPENINGS = {
     "plan_means": ("What you've told me about {specific} worries me, and I'm really glad you said it out loud.",
                    "Thank you for telling me about {specific}. I'm taking it seriously because I care what "
                    "happens to you."),
-    "farewell": ("It sounds like you might be getting ready to say goodbye, with {specific}, and I'm worried "
-                 "about you.",
+    "farewell": ("What you said about {specific} sounds like it might be a goodbye, and I'm worried about you.",
                  "When you talk about {specific}, it sounds like you might be saying goodbye, and I'm really glad "
                  "you told me."),
     "self_harm": ("It sounds like you've been hurting yourself to get through how much it hurts inside. You "
@@ -70,8 +69,14 @@ _OPENINGS = {
     "unspecified": ("I'm really glad you told me this, and I'm taking what you said seriously.",
                     "Thank you for telling me. What you said matters, and I'm taking it seriously."),
 }
-_DEFAULT_SPECIFIC = {"plan_means": "how you might do it", "farewell": "saying goodbye",
+_DEFAULT_SPECIFIC = {"plan_means": "how you might do it", "farewell": "how things will be after you're gone",
                      "reckless_intent": "putting yourself in danger"}
+# When only the meaning of the message (or the conversation, or the judge) signalled risk and it names
+# no means, the category is the nearest expression's, a guess: the answer does not put words in the
+# person's mouth, it says it is asking because it cares, then asks directly.
+_TENTATIVE = ("I might be reading this wrong, but something in what you said made me want to check on you.",
+              "I may have this wrong, and if so I'm sorry, but I'd rather ask than guess.",
+              "Some of what you said worries me a little, and I'd rather ask than guess.")
 _ASK = ("Can I ask you directly: are you thinking about ending your life, and are you safe right now?",
         "Are you thinking about suicide, and are you safe where you are right now?")
 _ASK_SELF_HARM = ("Are you hurt right now, or thinking about ending your life?",
@@ -100,6 +105,8 @@ def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAUL
         category = "plan_means"  # the message names a means: speak to it
     options = _OPENINGS[category]
     opening = options[pick % len(options)].format(specific=named or "what you're planning")
+    if "patterns" not in risk.sources and not specific(text) and category not in ("explicit", "obfuscated"):
+        opening = _TENTATIVE[pick % len(_TENTATIVE)]
     ask = (_ASK_SELF_HARM if category == "self_harm" else _ASK)[(pick // 3) % 2]
     close = _CLOSE[(pick // 5) % len(_CLOSE)]
     return [opening, ask, resources.strip(), close]
