@@ -144,3 +144,40 @@ def test_a_crisis_read_from_meaning_alone_asks_without_putting_words_in_the_pers
         farewell = crisis_sentences(f"I wrote to everyone today {i}", RiskAssessment(
             level="crisis", category="farewell", sources=("patterns",)))[0]
         assert "goodbye, with" not in farewell and farewell.count("goodbye") <= 1
+
+
+class AxisEncoder:
+    """A stand-in sentence encoder: each known text is a unit vector with a set cosine to the risk
+    expressions (axis 0) and to the safe ones (axis 1); the rest of its length is on axis 2."""
+
+    def __init__(self, places: dict[str, tuple[float, float]]) -> None:
+        import numpy
+
+        self.np = numpy
+        self.places = {canonical(t): p for t, p in places.items()}
+
+    def embed(self, texts: list[str]):
+        rows = []
+        for text in texts:
+            risk, safe = (1.0, 0.0) if text.startswith("risk ") else (0.0, 1.0) if text.startswith("safe ") \
+                else self.places.get(text, (0.0, 0.0))
+            rows.append([risk, safe, max(0.0, 1 - risk * risk - safe * safe) ** 0.5])
+        return self.np.asarray(rows, dtype="float32")
+
+
+@pytest.mark.parametrize("risk_sim, safe_sim, expected", [
+    (0.6, 0.3, "crisis"),  # near risk and nearer to it than to the look-alikes
+    (0.38, 0.2, "check"),  # clearly nearer to risk, but the nearest risk is far: ask, don't alarm
+    (0.35, 0.1, "none"),  # far from everything: a positive margin here is noise (Reddit comments, good news)
+    (0.6, 0.7, "none"),  # near risk but nearer to a look-alike
+])
+def test_meaning_alone_needs_the_risk_expressions_near(risk_sim, safe_sim, expected):
+    from e3rg_core.understanding.safety import RiskDetector
+    from e3rg_core.understanding.safety.meaning import Bank, MeaningScorer
+
+    text = "the firefighter found the watch and it still ticks"
+    encoder = AxisEncoder({text: (risk_sim, safe_sim)})
+    detector = RiskDetector()
+    detector.meaning = MeaningScorer(encoder, bank=Bank(risk=tuple(("explicit", f"risk {i}") for i in range(3)),
+                                                        safe=tuple(("everyday", f"safe {i}") for i in range(3))))
+    assert detector.assess(text).level == expected

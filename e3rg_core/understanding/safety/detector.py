@@ -82,7 +82,13 @@ class Thresholds:
 
     margin: float = -0.02  # risk_sim - safe_sim (less the cues) at or above which meaning alone says crisis
     check_margin: float = -0.06  # from here up to ``margin``: "check" (reply, then ask gently about safety)
-    sim: float = 0.3  # ... when risk_sim is also at least this
+    # ... when risk_sim (the mean cosine of the 3 nearest risk expressions) is also at least this. Text
+    # far from everything in the bank (Reddit comments, "I parked on level 3") is far from the safe side
+    # too, so its margin is noise: at 0.3, 16 % of 2000 GoEmotions comments got the crisis response.
+    sim: float = 0.4
+    check_sim: float = 0.37  # the floor of risk_sim for "check" (a margin from ``check_margin`` up)
+    context_sim: float = 0.3  # the floor for the conversation's readings (earlier lines, an answer read with the
+    # question, the last lines together): these are short or joined texts, and raising it lost dialogue recall
     cue: float = 0.05  # each sign of "not about my own danger" lowers the margin by this
     grey_margin: float = -0.1  # from here up to ``margin`` the judge is asked
     grey_sim: float = 0.25
@@ -134,7 +140,7 @@ class RiskDetector:
         # Which earlier speaker lines signalled risk, counted back from the latest.
         earlier_risk = [
             earlier_found[i] is not None
-            or self._meaning_says(scores.get(f"earlier{i}"), margin=t.margin, sim=t.sim)
+            or self._meaning_says(scores.get(f"earlier{i}"), margin=t.margin, sim=t.context_sim)
             for i in range(len(earlier))
         ] if use_history else []
         since = next((n for n, hit in enumerate(reversed(earlier_risk)) if hit), None)  # 0: the line just before
@@ -153,12 +159,12 @@ class RiskDetector:
             if context:
                 # a short answer ("yes", "saturday") to the avatar's question is read with the question,
                 # unless it says no or safe
-                history_says = (self._meaning_says(own, margin=t.context_margin, sim=t.sim) if not short else
+                history_says = (self._meaning_says(own, margin=t.context_margin, sim=t.context_sim) if not short else
                                 _REASSURING.search(current) is None
-                                and self._meaning_says(scores.get("answer"), margin=t.margin, sim=t.sim))
+                                and self._meaning_says(scores.get("answer"), margin=t.margin, sim=t.context_sim))
             elif len(current.split()) < ANSWER_WORDS:
                 # a short message that may mean risk only with what came before ("I won't need plans")
-                history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.sim)
+                history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.context_sim)
                                    for k in ("answer", "together"))
         grey = own is not None and not short and self._meaning_says(own, margin=t.grey_margin, sim=t.grey_sim)
         judged = None
@@ -174,7 +180,7 @@ class RiskDetector:
             category = found.category if found is not None else (own.category if own is not None else "unspecified")
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
             level = "crisis"
-        elif own is not None and not short and self._meaning_says(own, margin=t.check_margin, sim=t.sim) and (
+        elif own is not None and not short and self._meaning_says(own, margin=t.check_margin, sim=t.check_sim) and (
                 judged is None or judged >= t.judge / 2):
             category, evidence, level = own.category, own.nearest, "check"
         elif context:
