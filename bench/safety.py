@@ -1,7 +1,7 @@
 """How well does the risk detector find messages that signal suicide or self-harm risk, and stay calm on
 their look-alikes? Recall and false alarms on the dev and held-out sets, per part and per category.
 
-    python bench/safety.py [--judge qwen1.5b] [--limit N]
+    python bench/safety.py [--judge qwen1.5b] [--limit N] [--outside DIR]
 
 The sets (``bench/data/safety_dev.jsonl``, ``safety_heldout.jsonl``) were written for e3rg; the held-out
 set was written separately and is never used to choose thresholds. Each part of the detector is
@@ -11,6 +11,14 @@ is "crisis"; the "[crisis or check]" rows also count "check" (a calm reply that 
 "care" (the caring stance after an earlier signal) is not an alarm. The false-alarm
 rate is also measured on ordinary conversation (the emotion sets, every emotion, no risk). Also
 measured: the time the detector adds to a turn without the judge (the embedding part), and with it.
+
+Outside text (``--outside DIR``): text nobody wrote for the detector, read from a folder the user gives
+that holds ``train.tsv`` and ``test.tsv`` with the text in the first tab-separated column (GoEmotions'
+``data/original`` layout: Reddit comments). A seeded draw of ``OUTSIDE_N`` comments from train counts
+with the dev sets, one from test with the held-out sets; the report gives the share answered with the
+crisis response or a check-in and the comment ids flagged (never their text: nothing of it ships).
+Some comments are genuine statements of risk, so the flagged ones need reading before a rate is
+called a false-alarm rate. Without ``--outside`` this part is skipped.
 Writes ``bench/reports/safety.json``.
 """
 
@@ -18,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import time
 from dataclasses import replace
@@ -33,6 +42,9 @@ SETS = {"dev": ROOT / "bench" / "data" / "safety_dev.jsonl", "heldout": ROOT / "
 # Ordinary conversation (the emotion sets: every emotion, no risk): how often is an ordinary message alarmed?
 ORDINARY = {"dev": ROOT / "bench" / "data" / "emotion_dev.jsonl",
             "heldout": ROOT / "bench" / "data" / "emotion_heldout.jsonl"}
+# Outside text: (file in the --outside folder, comments drawn) per set; the seed fixes the draw.
+OUTSIDE_N = {"dev": ("train.tsv", 2000), "heldout": ("test.tsv", 1000)}
+OUTSIDE_SEED = 0
 PARTS = {
     "patterns": {"patterns"},
     "meaning": {"meaning"},
@@ -45,6 +57,19 @@ PARTS = {
 def load(path: Path, limit: int | None) -> list[dict]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return rows[:limit] if limit else rows
+
+
+def load_outside(folder: Path, name: str) -> list[dict]:
+    """A seeded draw of comments (id, text) from ``folder`` for the set ``name`` (see ``OUTSIDE_N``)."""
+    file, n = OUTSIDE_N[name]
+    rows = []
+    for line in (folder / file).read_text(encoding="utf-8").splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 3 and parts[0].strip():
+            rows.append((parts[2], parts[0]))
+    rows.sort()
+    rng = random.Random(f"{file.split('.')[0]}:{OUTSIDE_SEED}")
+    return [{"id": i, "text": t} for i, t in rng.sample(rows, min(n, len(rows)))]
 
 
 def turn_of(row: dict) -> UserTurn:
@@ -78,6 +103,8 @@ def main() -> None:
     parser.add_argument("--judge", default="", help="a chat model profile to measure as the grey-zone judge "
                         "(default: none, as the shipped config)")
     parser.add_argument("--limit", type=int, help="only the first N items of each set")
+    parser.add_argument("--outside", type=Path, help="a folder with train.tsv and test.tsv of text nobody wrote "
+                        "for the detector (GoEmotions' data/original): false alarms on outside text")
     args = parser.parse_args()
     config = load_config(environ={})
     config = replace(config, understanding=replace(config.understanding, voters=("minilm",)),
@@ -87,7 +114,8 @@ def main() -> None:
     detector.assess("warm up", ())
     parts = {k: v for k, v in PARTS.items() if args.judge or "judge" not in v}
 
-    report: dict = {"machine": machine(), "thresholds": vars(detector.thresholds), "sets": {}}
+    report: dict = {"machine": machine(), "thresholds": vars(detector.thresholds), "sets": {},
+                    "outside": str(args.outside) if args.outside is not None else None}
     for name, path in SETS.items():
         rows = load(path, args.limit)
         results: dict[str, list[bool]] = {}
@@ -137,6 +165,23 @@ def main() -> None:
         o = report["sets"][name]["ordinary_conversation"]
         print(f"{name:8s} ordinary conversation ({ORDINARY[name].name}): crisis {o['crisis_rate']:.3f}, "
               f"check {o['check_rate']:.3f}")
+        if args.outside is not None:
+            outside = load_outside(args.outside, name)[:args.limit or None]
+            times, levels = [], []
+            for r in outside:
+                start = time.perf_counter()
+                levels.append(detector.assess(r["text"]).level)
+                times.append(time.perf_counter() - start)
+            report["sets"][name]["outside_text"] = {
+                "source": f"{args.outside.name}/{OUTSIDE_N[name][0]}", "seed": OUTSIDE_SEED, "n": len(outside),
+                "crisis_rate": round(sum(v == "crisis" for v in levels) / len(outside), 4),
+                "check_rate": round(sum(v == "check" for v in levels) / len(outside), 4),
+                "seconds_per_turn_median": round(statistics.median(times), 4),
+                "crisis": [r["id"] for r, v in zip(outside, levels) if v == "crisis"],
+                "check": [r["id"] for r, v in zip(outside, levels) if v == "check"]}
+            o = report["sets"][name]["outside_text"]
+            print(f"{name:8s} outside text ({o['source']}, {o['n']}): crisis {o['crisis_rate']:.3f}, "
+                  f"check {o['check_rate']:.3f}")
         for label, summary in report["sets"][name]["parts"].items():
             print(f"{name:8s} {label:28s} recall {summary['recall']:.3f}  false alarms {summary['false_alarm_rate']:.3f}")
         print(f"{name:8s} seconds per turn: {report['sets'][name]['seconds_per_turn']}")
