@@ -3,7 +3,7 @@ multi-turn conversations written for e3rg, turn after turn with its own replies 
 each reply is checked by the fault detectors (``e3rg_core.understanding.faults``).
 
     python bench/replies.py [--set dev|heldout] [--limit N] [--prompt emotion_aware|strategy|e3rg]
-                            [--no-screen] [--name NAME]
+                            [--no-screen] [--no-openings] [--style-examples] [--name NAME]
 
 ``bench/data/replies_dev.jsonl`` is for choosing what to change; ``replies_heldout.jsonl`` was
 written separately and is only measured. The report gives the share of replies with any fault, each
@@ -26,7 +26,7 @@ from _common import ROOT, machine, write_report
 from e3rg_core.config import load_config
 from e3rg_core.eval import metrics
 from e3rg_core.types import Utterance, UserTurn
-from e3rg_core.understanding import engine
+from e3rg_core.understanding import engine, prompts
 from e3rg_core.understanding.engine import Understander
 from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
 
@@ -38,6 +38,36 @@ def load(path: Path, limit: int | None) -> list[dict]:
     return rows[:limit] if limit else rows
 
 
+def summary(rows: list[dict]) -> dict:
+    """The report's figures over ``rows``: the share with any fault, per detector, Dist-1/2."""
+    replies = [r["reply"] for r in rows]
+    return {
+        "any_fault_share": round(sum(bool(r["faults"]) for r in rows) / len(rows), 4),
+        "per_detector": {name: round(sum(name in r["faults"] for r in rows) / len(rows), 4) for name in DETECTORS},
+        "guard_replaced_share": round(sum(bool(r["guarded"]) for r in rows) / len(rows), 4),
+        "dist": {"e3rg_mean_per_response": {f"dist-{n}": metrics.distinct_e3rg(replies, n) for n in (1, 2)},
+                 "corpus": {f"dist-{n}": metrics.distinct_corpus(replies, n) for n in (1, 2)}},
+    }
+
+
+def rescore(path: Path) -> None:
+    """Apply today's detectors to the replies stored in an earlier report (same context as when run)."""
+    report = json.loads(path.read_text(encoding="utf-8"))
+    earlier: list[str] = []
+    previous, conversation = "", None
+    for row in report["rows"]:
+        if row["conversation"] != conversation:
+            earlier, previous, conversation = [], "", row["conversation"]
+        ctx = ReplyContext(row["user"], news=row["news"], asks=row["asks"], earlier_user=tuple(earlier),
+                           previous_reply=previous)
+        row["faults"] = list(faults(row["reply"], ctx))
+        earlier.append(row["user"])
+        previous = row["reply"]
+    report.update(summary(report["rows"]), rescored=True)
+    print(json.dumps({k: report[k] for k in ("any_fault_share", "per_detector")}, indent=1))
+    write_report(path.stem, report)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--set", choices=sorted(SETS), default="dev")
@@ -46,12 +76,24 @@ def main() -> None:
     parser.add_argument("--no-screen", action="store_true",
                         help="say every written sentence (no faulty sentence left out): the step before screening")
     parser.add_argument("--name", help="report name (default replies_<set>)")
+    parser.add_argument("--no-openings", action="store_true", help="let the model begin every reply itself")
+    parser.add_argument("--style-examples", action="store_true",
+                        help="show the model example replies in the system message")
+    parser.add_argument("--rescore", metavar="REPORT",
+                        help="check the replies of an earlier report again with today's detectors (no model runs)")
     args = parser.parse_args()
+    if args.rescore:
+        rescore(Path(args.rescore))
+        return
     config = load_config(environ={})
     if args.prompt:
         config = replace(config, understanding=replace(config.understanding, response_prompt=args.prompt))
     if args.no_screen:
         engine.SCREENED_FAULTS = ()
+    if args.no_openings:
+        config = replace(config, understanding=replace(config.understanding, openings=False))
+    if args.style_examples:
+        prompts.STYLE_EXAMPLES_ON = True
     understander = Understander(config)
     understander.understand(UserTurn(text="Hello there."))  # first-call allocations and the LLM's prior
 
@@ -80,17 +122,12 @@ def main() -> None:
             earlier.append(turn["text"])
             previous = u.reply
 
-    replies = [r["reply"] for r in rows]
-    per_detector = {name: round(sum(name in r["faults"] for r in rows) / len(rows), 4) for name in DETECTORS}
     report = {
         "machine": machine(), "set": args.set, "conversations": len(conversations), "replies": len(rows),
         "responder": config.understanding.responder, "prompt": config.understanding.response_prompt,
+        "openings": config.understanding.openings, "style_examples": prompts.STYLE_EXAMPLES_ON,
         "screened": list(engine.SCREENED_FAULTS),
-        "any_fault_share": round(sum(bool(r["faults"]) for r in rows) / len(rows), 4),
-        "per_detector": per_detector,
-        "guard_replaced_share": round(sum(bool(r["guarded"]) for r in rows) / len(rows), 4),
-        "dist": {"e3rg_mean_per_response": {f"dist-{n}": metrics.distinct_e3rg(replies, n) for n in (1, 2)},
-                 "corpus": {f"dist-{n}": metrics.distinct_corpus(replies, n) for n in (1, 2)}},
+        **summary(rows),
         "seconds": {"decide_median": round(statistics.median(decide_s), 3),
                     "reply_median": round(statistics.median(reply_s), 3),
                     "reply_p90": round(sorted(reply_s)[int(0.9 * (len(reply_s) - 1))], 3)},

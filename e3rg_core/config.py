@@ -11,7 +11,8 @@ TOML layout (every key optional)::
     voters = ["minilm", "qwen1.5b*0.5"]  # name[@shots][#sample][*weight], e.g. "qwen1.5b@3*0.5"
     vote_method = "soft"              # or "majority"
     shots = 0                         # 0, 1 or 3 worked examples in the emotion prompt
-    response_prompt = "emotion_aware" # or "e3rg" (the paper's prompt, no emotion injected)
+    response_prompt = "emotion_aware" # or "strategy", or "e3rg" (the paper's prompt, no emotion injected)
+    openings = true                   # start the reply with an opening that fits the feeling
     emotion_map = "hit"               # or "video"
 
     [speech]                          # shared speech settings (SpeechConfig); voices are per avatar
@@ -94,6 +95,7 @@ class UnderstandingConfig:
     vote_method: str = "soft"  # or "majority"
     shots: int = 0
     response_prompt: str = "emotion_aware"
+    openings: bool = True  # the reply starts with an opening that fits the feeling (understanding/openings.py)
     reply_emotion: str = "mirror"  # mirror = E3RG (the avatar shows the user's emotion)
     emotion_map: str = "hit"
     temperature: float = 0.2  # emotion prediction

@@ -67,3 +67,17 @@ class FixedClassifier:
     def classify(self, turn: UserTurn) -> Mapping[str, float]:
         rest = (1.0 - self.p) / (len(CANDIDATES) - 1)
         return {c: (self.p if c == self.label else rest) for c in CANDIDATES}
+
+
+class ContinuingChat(StreamingChat):
+    """``StreamingChat`` that can also write on from a begun answer (``continue_stream``): it streams
+    ``reply`` as the continuation and records each prefix it was given."""
+
+    def __init__(self, label: str = "sad", reply: str = " That sounds really hard.", **kwargs) -> None:
+        super().__init__(label, reply, **kwargs)
+        self.prefixes: list[str] = []
+
+    def continue_stream(self, messages: Sequence[ChatMessage], prefix: str, *, max_tokens: int,
+                        temperature: float = 0.2, seed: int | None = None, media: TurnMedia | None = None):
+        self.prefixes.append(prefix)
+        return self.chat_stream(messages, max_tokens=max_tokens, temperature=temperature, seed=seed, media=media)

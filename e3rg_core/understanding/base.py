@@ -9,6 +9,8 @@ Two kinds of backend take part in stage 1:
 * an ``EmotionClassifier`` (embedding) scores the 36 labels directly; it can vote but not reply.
 * a chat model that is also a ``StreamingChat`` (all three) yields its free reply piece by piece
   while it is being written, so later stages can start before the reply is complete.
+* a chat model that is also a ``ContinuingChat`` (llamacpp) writes on from the start of its own answer
+  (the reply's opening, chosen by the engine), so the opening sets the tone of what follows.
 * a chat model that is also a ``ChoiceScorer`` (llamacpp) gives the exact probability of each label
   as its whole answer, so it votes with a full distribution instead of a single word.
 
@@ -73,6 +75,23 @@ class StreamingChat(Protocol):
     def chat_stream(
         self,
         messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.2,
+        seed: int | None = None,
+        media: TurnMedia | None = None,
+    ) -> Iterator[str]: ...
+
+
+@runtime_checkable
+class ContinuingChat(Protocol):
+    """A streaming chat LLM whose answer can be begun for it: ``continue_stream`` yields what the
+    assistant writes after ``prefix`` (the prefix itself is not yielded), as ``chat_stream`` does."""
+
+    def continue_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        prefix: str,
         *,
         max_tokens: int,
         temperature: float = 0.2,

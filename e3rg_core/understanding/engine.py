@@ -28,8 +28,9 @@ from e3rg_core.config import Config, ModelProfile
 from e3rg_core.emotions import CANDIDATES, normalize_label, wheel
 from e3rg_core.errors import BackendFailed, ConfigError, E3rgError, InputError
 from e3rg_core.types import EmotionVote, RiskAssessment, Understanding, Utterance, UserTurn
-from e3rg_core.understanding import faults, prompts, safety
-from e3rg_core.understanding.base import ChatModel, ChoiceScorer, EmotionClassifier, StreamingChat, TurnMedia
+from e3rg_core.understanding import faults, openings, prompts, safety
+from e3rg_core.understanding.base import (ChatModel, ChoiceScorer, ContinuingChat, EmotionClassifier, StreamingChat,
+                                          TurnMedia)
 from e3rg_core.understanding.sentences import ReplySentences, clean_reply  # noqa: F401 - clean_reply is re-exported
 from e3rg_core.understanding.voting import vote as combine_votes
 from e3rg_core.voters import VoterSpec, parse_voter
@@ -41,8 +42,8 @@ _SOOTHE = {"happy": "happy", "surprised": "surprised", "sad": "sad", "fear": "sa
            "angry": "neutral", "disgusted": "neutral", "contempt": "neutral", "neutral": "neutral"}
 HISTORY_CHARS = 600  # per earlier utterance in the prompt
 # Faults that leave a written sentence out of the reply (the rest of the reply still stands).
-SCREENED_FAULTS = ("advice_or_blame", "agreement_opener", "emotion_label", "third_person", "invented",
-                   "repeated_opener")
+SCREENED_FAULTS = ("advice_or_blame", "agreement_opener", "emotion_label", "third_person", "speaker_voice",
+                   "invented", "repeated_opener")
 _CONTENT_FREE = ("N/A", "...", "[message]")  # inputs that carry no emotion, for calibration
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -309,9 +310,11 @@ class Understander:
         if u.crisis:
             yield from safety.crisis_sentences(decided.turn.text, u.risk, resources=self.resources)
             return
-        said, words = 0, 0
+        said, words, own = 0, 0, 0
         ctx = self.reply_context(decided)
-        with contextlib.closing(self._written_sentences(decided, first_clause_words=first_clause_words)) as written:
+        fam, opening = self.opening(decided)
+        with contextlib.closing(self._written_sentences(decided, opening=opening,
+                                                        first_clause_words=first_clause_words)) as written:
             for sentence in written:
                 verdict = safety.check(sentence, user_text=decided.turn.text, coarse=u.coarse, risk=u.risk)
                 if not verdict.ok:
@@ -331,10 +334,13 @@ class Understander:
                 if said and words + n_words > ctx.max_words:
                     break  # the reply is long enough
                 said, words = said + 1, words + n_words
+                own += sentence is not opening
                 yield sentence
         if said == 0:
             decided.guarded.append("nothing fitting was written")
             yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
+        elif opening and own == 0 and u.risk.level != "check":
+            yield openings.follow_up(fam, decided.turn.text, seed=self.settings.seed)  # not the opening alone
         if u.risk.level == "check":
             yield safety.check_in(decided.turn.text)
 
@@ -354,8 +360,22 @@ class Understander:
         """The help resources said in a crisis response (``[safety] resources``, or the built-in text)."""
         return self.safety.resources.strip() or safety.DEFAULT_RESOURCES
 
-    def _written_sentences(self, decided: Decided, *, first_clause_words: int = 0) -> Iterator[str]:
-        """The responder's own reply, one clean sentence at a time (before the guard)."""
+    def opening(self, decided: Decided) -> tuple[str | None, str]:
+        """The family and text of the reply's first sentence, chosen to fit the feeling (``(None, "")``
+        when the model should begin itself: a plain message, a question to the avatar, an uncertain
+        emotion, or ``openings = false``)."""
+        if not self.settings.openings:
+            return None, ""
+        u, turn = decided.understanding, decided.turn
+        fam = openings.family(turn.text, label=u.emotion, coarse=u.coarse, risk=u.risk,
+                              asks="?" in turn.text, confidence=u.confidence,
+                              earlier=[h.text for h in turn.history if h.role == "speaker"])
+        previous = next((h.text for h in reversed(turn.history) if h.role == "listener"), "")
+        return fam, openings.choose(fam, turn.text, previous_reply=previous, seed=self.settings.seed)
+
+    def _written_sentences(self, decided: Decided, *, opening: str = "", first_clause_words: int = 0) -> Iterator[str]:
+        """The reply, one clean sentence at a time (before the guard): ``opening``, if any, then what
+        the responder writes on from it."""
         s = self.settings
         responder = self._backends[s.responder]
         turn = decided.turn
@@ -363,16 +383,25 @@ class Understander:
         messages = prompts.reply_messages(
             turn, emotion=decided.understanding.emotion, style=s.response_prompt, examples=examples,
             max_utterances=s.history_utterances, caring=decided.understanding.risk.level in ("care", "check"),
+            opening=opening,
         )
+        if opening:
+            yield opening  # spoken while the rest is written
         for attempt in range(2):
             options = dict(max_tokens=s.max_reply_tokens, temperature=s.reply_temperature, seed=s.seed + attempt,
                            media=decided.media)
-            pieces = responder.chat_stream(messages, **options) if isinstance(responder, StreamingChat) \
-                else iter([responder.chat(messages, **options)])
+            if opening and isinstance(responder, ContinuingChat):
+                pieces = responder.continue_stream(messages, opening, **options)
+            elif isinstance(responder, StreamingChat):
+                pieces = responder.chat_stream(messages, **options)
+            else:
+                pieces = iter([responder.chat(messages, **options)])
             splitter, said = ReplySentences(first_clause_words=first_clause_words), 0
             try:
                 for piece in pieces:
                     for sentence in splitter.feed(piece):
+                        if _same_words(sentence, opening):
+                            continue  # a model that cannot be continued may write the opening again
                         said += 1
                         yield sentence
                     if splitter.stopped:
@@ -382,9 +411,11 @@ class Understander:
                 if close is not None:
                     close()  # stop generating when the reply is done or its consumer left
             for sentence in splitter.close():
+                if _same_words(sentence, opening):
+                    continue
                 said += 1
                 yield sentence
-            if said:
+            if said or opening:
                 return
             logger.warning("responder gave an empty reply (attempt %d)", attempt + 1)
         raise BackendFailed(f"the responder {s.responder!r} produced no reply twice")
@@ -393,6 +424,10 @@ class Understander:
         """The whole stage's result once the reply is written."""
         timings = {**decided.understanding.timings_s, "reply_s": reply_s}
         return replace(decided.understanding, reply=reply, timings_s=timings, guarded=tuple(decided.guarded))
+
+
+def _same_words(a: str, b: str) -> bool:
+    return bool(b) and re.findall(r"[a-z']+", safety.canonical(a)) == re.findall(r"[a-z']+", safety.canonical(b))
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,10 @@ EMOTION_LABEL = re.compile(
     rf"(?:{_LABELS})\b|\b(?:your|the speaker'?s|their) (?:emotion|emotional state|feeling) (?:is|seems|of)\b|"
     r"\bfeel(?:ing)? (?:neutral|contempt|content|trusting|prepared|anticipating|sentimental|faithful|caring)\b"
 )
-THIRD_PERSON = re.compile(r"\b(?:the (?:speaker|user|person speaking|person|listener)|speaker'?s|user'?s)\b")
+THIRD_PERSON = re.compile(r"\b(?:the (?:speaker|user|person speaking|person|listener)|speaker'?s|user'?s)\b|"
+                          r"\blet'?s (?:address|acknowledge|validate|show|be supportive|respond)\b|"
+                          r"\b(?:address|validate|acknowledge) (?:their|his|her) (?:fear|feelings?|emotions?|concerns?)\b")
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b")
 RELATIONS = (
     "mother", "mom", "mum", "father", "dad", "sister", "brother", "wife", "husband", "son", "daughter", "aunt",
     "uncle", "cousin", "grandma", "grandmother", "grandpa", "grandfather", "niece", "nephew", "boss", "manager",
@@ -65,6 +68,10 @@ RELATIONS = (
     "baby", "sibling", "teacher", "doctor", "roommate", "flatmate",
 )
 _RELATION = re.compile(r"\b(" + "|".join(RELATIONS) + r")s?\b")
+# The avatar telling a life story of its own: it has none, so any is invented.
+OWN_STORY = re.compile(r"\b(?:when i was (?:a |an |young|little|growing|your age|in)|i remember (?:when|my|the day)|"
+                       r"reminds me of (?:when|my|the time)|back when i|i used to (?:have|live|work|go)|my (?:"
+                       + "|".join(RELATIONS) + r"|childhood|kids?|family|own (?:mother|father|mum|mom|dad))s?\b)")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 _NOT_NAMES = frozenset({
     "I", "I'm", "I'd", "I'll", "I've", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
@@ -131,8 +138,29 @@ def third_person(reply: str, ctx: ReplyContext) -> bool:
     return THIRD_PERSON.search(_lower(reply)) is not None
 
 
+def speaker_voice(reply: str, ctx: ReplyContext) -> bool:
+    """The reply speaks as the user: a sentence in the first person that mostly repeats their words
+    ("No wonder you're worried. Someone is trying the door handle. I'm alone in the house.")."""
+    said = _lower(" ".join((*ctx.earlier_user[-3:], ctx.user_text)))
+    theirs = {w for w in _WORD.findall(said) if w not in _STOP and len(w) > 2}
+    for sentence in re.split(r"(?<=[.!?])\s+", _lower(reply).strip()):
+        words = [w for w in _WORD.findall(sentence) if w not in _STOP and len(w) > 2 and not _FIRST_PERSON.fullmatch(w)]
+        copied = sum(w in theirs for w in words) / len(words) if words else 0.0
+        first_person = _FIRST_PERSON.search(sentence) is not None
+        to_them = re.search(r"\byou", sentence) is not None
+        if not to_them and len(words) >= 2 and copied >= 0.75 and (first_person or len(words) >= 4):
+            return True  # their own sentence said back as the avatar's, or word for word
+        if first_person and re.search(r"\bmy\b", said) and any(
+                re.search(rf"\bmy (?:\w+ )?{re.escape(w)}\b", sentence) for w in theirs):
+            return True  # "my son", "my little girl" said back as the avatar's own
+    return False
+
+
 def invented(reply: str, ctx: ReplyContext) -> bool:
-    """A name or a relation (sister, boss...) that nobody in the conversation mentioned."""
+    """A name or a relation (sister, boss...) that nobody in the conversation mentioned, or a life
+    story of the avatar's own ("when I was a child", "my mum")."""
+    if OWN_STORY.search(_lower(reply)):
+        return True
     said_before = _lower(" ".join((*ctx.earlier_user, ctx.user_text)))
     relations_before = {m.group(1) for m in _RELATION.finditer(said_before)}
     for match in _RELATION.finditer(_lower(reply)):
@@ -184,6 +212,7 @@ DETECTORS: dict[str, Callable[[str, ReplyContext], bool]] = {
     "agreement_opener": agreement_opener,
     "emotion_label": emotion_label,
     "third_person": third_person,
+    "speaker_voice": speaker_voice,
     "invented": invented,
     "repeated_opener": repeated_opener,
     "unanswered": unanswered,

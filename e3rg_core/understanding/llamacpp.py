@@ -267,9 +267,48 @@ class LlamaCppChat:
                 chunks.close()  # when the consumer stops early, generation stops here, inside the lock
                 self.last_usage = self._stream_usage(payload, n_pieces)
 
-    def _chunks(self, payload: list[dict[str, str]], kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """The streamed completion, each token computed on as many threads as ``cores`` allows then."""
-        chunks = self._llm.create_chat_completion(payload, stream=True, **kwargs)
+    def continue_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        prefix: str,
+        *,
+        max_tokens: int,
+        temperature: float = 0.2,
+        seed: int | None = None,
+        media: TurnMedia | None = None,
+    ) -> Iterator[str]:
+        """Yield what the model writes after ``prefix``, the start of its answer (rendered with the
+        GGUF's chat template, the prefix put after the assistant's header), piece by piece."""
+        if self._formatter is None:
+            raise BackendFailed(f"{self.model} has no chat template in its GGUF; continuing an answer needs one")
+        payload = _payload(messages)
+        rendered = self._formatter(messages=payload)
+        prompt = rendered.prompt + prefix
+        kwargs = _sampling(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        stop = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop] if rendered.stop else []
+        with self._lock:
+            chunks = self._thread.stream(self._chunks(payload, {**kwargs, "stop": stop}, prompt=prompt))
+            n_pieces = 0
+            try:
+                for chunk in chunks:
+                    piece = chunk["choices"][0].get("text")
+                    if piece:
+                        n_pieces += 1
+                        yield piece
+            finally:
+                chunks.close()
+                self.last_usage = {"completion_tokens": n_pieces,
+                                   "prompt_tokens": len(self._llm.tokenize(prompt.encode("utf-8"), add_bos=False,
+                                                                           special=True))}
+
+    def _chunks(self, payload: list[dict[str, str]], kwargs: dict[str, Any], *,
+                prompt: str | None = None) -> Iterator[dict[str, Any]]:
+        """The streamed completion (of ``prompt`` when given, else of the chat), each token computed on
+        as many threads as ``cores`` allows then."""
+        if prompt is None:
+            chunks = self._llm.create_chat_completion(payload, stream=True, **kwargs)
+        else:
+            chunks = self._llm.create_completion(prompt, stream=True, **kwargs)
         try:
             with cores.writing():
                 while True:

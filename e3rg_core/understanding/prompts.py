@@ -41,6 +41,26 @@ SYSTEM = (
     "one gentle question. Output only the reply."
 )
 
+# How the Listener's replies sound, shown once in the system message (so a llama.cpp model evaluates
+# it once and reuses it every turn): second person, who did what kept exactly, the specifics said back,
+# comfort before anything else, joy shared, questions answered plainly. Written for e3rg.
+STYLE_EXAMPLES = (
+    "\nHow the Listener replies, for example:\n"
+    "Speaker: My landlord kept my whole deposit over one scuff on the wall.\n"
+    "Listener: That's so unfair. Losing all of it over one small scuff would make anyone furious.\n"
+    "Speaker: We had to say goodbye to our cat Pepper yesterday.\n"
+    "Listener: I'm so sorry. Pepper was part of your family, and the house must feel so quiet without her.\n"
+    "Speaker: My daughter took her first steps this morning!\n"
+    "Listener: That's wonderful! Her very first steps, and you were there to see them. What did she do next?\n"
+    "Speaker: I gave the whole presentation without notes, even though I was shaking.\n"
+    "Listener: That's a real achievement! Doing it without notes while you were that nervous takes courage.\n"
+    "Speaker: What's a good film for a rainy Sunday?\n"
+    "Listener: Something long and cosy, like a big adventure you can sink into. Are you after funny or gripping?\n"
+    "Speaker: I'm waiting for the results of my scan.\n"
+    "Listener: That's a lot of worry to carry. Waiting without knowing is one of the hardest parts.\n"
+)
+STYLE_EXAMPLES_ON = False  # chosen by bench/replies.py
+
 EMOTION_TASK = (
     "Task: which single emotion from the list does the Speaker feel in their last message? "
     "Answer with one word."
@@ -84,6 +104,12 @@ RISK_TASK = (
     "is thinking about suicide, wants to die, plans to end their life or harm themselves, or is "
     "saying goodbye for that reason? Jokes, idioms, games, fiction, other people's stories and "
     "ordinary sadness are not. Answer yes or no."
+)
+
+# Added to the reply task when the engine has begun the reply with an opening (``openings.py``).
+OPENING_TASK = (
+    " Your reply begins with \"{opening}\"; write only what comes after it: one short sentence about what "
+    "they told you, in your own words (and, if it fits, one gentle question)."
 )
 
 # Added to the reply task when the Speaker may be at risk (now or earlier in the dialogue).
@@ -183,7 +209,8 @@ def _context(turn: UserTurn, examples: Sequence[Example], max_utterances: int) -
 
 def system_message(max_words: int = MAX_WORDS) -> ChatMessage:
     """The system message every prompt starts with (identical across turns, so it stays cached)."""
-    return ChatMessage("system", SYSTEM.format(labels=", ".join(CANDIDATES), max_words=max_words))
+    style = STYLE_EXAMPLES if STYLE_EXAMPLES_ON else ""
+    return ChatMessage("system", SYSTEM.format(labels=", ".join(CANDIDATES), max_words=max_words) + style)
 
 
 def emotion_messages(
@@ -215,13 +242,17 @@ def reply_messages(
     max_utterances: int = 8,
     max_words: int = MAX_WORDS,
     caring: bool = False,
+    opening: str = "",
 ) -> list[ChatMessage]:
     """E3RG's response prompt; ``style="emotion_aware"`` injects the predicted emotion; ``caring`` asks
-    for a calm, gentle reply after an earlier risk signal."""
+    for a calm, gentle reply after an earlier risk signal; ``opening`` is how the reply begins (the
+    model writes what follows)."""
     if style not in RESPONSE_TASKS:
         raise ConfigError(f"unknown response prompt {style!r}; choose from {', '.join(RESPONSE_TASKS)}")
     strategy = STRATEGIES.get(coarse_of(emotion) if emotion in CANDIDATES else "neutral", STRATEGIES["neutral"])
     task = RESPONSE_TASKS[style].format(emotion=emotion, strategy=strategy) + (CARE_TASK if caring else "")
+    if opening:
+        task += OPENING_TASK.format(opening=_one_line(opening).replace('"', "'"))
     return [
         system_message(max_words),
         ChatMessage("user", _context(turn, examples, max_utterances) + task),

@@ -172,3 +172,21 @@ def test_a_stream_leaves_a_core_to_media_work_while_it_runs(small, greedy_answer
     assert "".join(small.chat_stream(STREAMED, **GREEDY)).strip() == answer
     assert small._threads_now == 2 and set_to == [(1, 1), (2, 2)]
     assert not cores.others_busy()
+
+
+def test_an_answer_begun_for_the_model_is_continued_not_repeated(small):
+    from e3rg_core.understanding.base import ContinuingChat
+
+    assert isinstance(small, ContinuingChat)
+    msgs = prompts.reply_messages(UserTurn(text="We had to put our old dog down today."), emotion="sad",
+                                  opening="I'm so sorry.")
+    assert "I'm so sorry." in msgs[-1].content  # the task says how the reply begins
+    pieces = list(small.continue_stream(msgs, "I'm so sorry.", max_tokens=24, temperature=0.0, seed=1))
+    written = "".join(pieces).strip()
+    assert written and not written.startswith("I'm so sorry")
+    assert 0 < small.last_usage["completion_tokens"] <= 24
+    stream = small.continue_stream(msgs, "I'm so sorry.", max_tokens=24, temperature=0.0, seed=1)
+    next(stream)
+    stream.close()  # abandoned early: the model is free again
+    assert small._lock.acquire(blocking=False)
+    small._lock.release()

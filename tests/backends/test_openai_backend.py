@@ -243,3 +243,23 @@ def test_unreachable_server_while_streaming_is_backend_failed():
     chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{_free_port()}/v1", timeout_s=2, max_retries=0)
     with pytest.raises(BackendFailed, match="cannot reach"):
         next(chat.chat_stream(HELLO, max_tokens=4))
+
+
+def test_a_turn_through_the_engine_with_an_openai_responder_as_the_gpu_box_docs_configure_it(server, tmp_path):
+    """The documented GPU-box path in small: a [models.x] profile with backend "openai" writes the reply.
+    The server cannot be handed the reply's opening to continue, so the engine says it in the task and
+    drops the model's repeat of it."""
+    from e3rg_core.understanding.engine import Understander
+
+    config_file = tmp_path / "e3rg.toml"
+    config_file.write_text(
+        '[understanding]\nresponder = "gpu-llm"\nvoters = ["minilm"]\n\n'
+        f'[models.gpu-llm]\nbackend = "openai"\nmodel = "small"\nbase_url = "{server}"\nchoice_mode = "grammar"\n',
+        encoding="utf-8")
+    config = load_config(environ={"E3RG_CONFIG": str(config_file)})
+    understander = Understander(config)
+    decided = understander.decide(UserTurn(text="I got laid off this morning after twelve years at the company."))
+    sentences = list(understander.reply_sentences(decided))
+    _, opening = understander.opening(decided)
+    assert opening and sentences[0] == opening  # bad news named: a gentle opening, whatever the vote
+    assert sentences.count(opening) == 1 and len(sentences) >= 2

@@ -7,10 +7,11 @@ from e3rg_core.errors import BackendFailed, ConfigError, InputError
 from e3rg_core.types import Utterance, UserTurn
 from e3rg_core.understanding.engine import Understander, clean_reply, clean_text
 from e3rg_core.voters import parse_voter
-from tests.doubles import FixedClassifier, ScriptedChat, StreamingChat
+from tests.doubles import ContinuingChat, FixedClassifier, ScriptedChat, StreamingChat
 
 
 def make(voters=("qwen1.5b",), backends=None, **settings):
+    settings.setdefault("openings", False)  # these tests read the written reply; openings are tested apart
     config = load_config(environ={})
     config = replace(config, understanding=replace(config.understanding, voters=tuple(voters), **settings))
     return Understander(config, backends=backends)
@@ -352,3 +353,42 @@ def test_the_risk_detector_keeps_the_encoder_its_thresholds_were_measured_with()
                         backends={"qwen1.5b": ScriptedChat(), "mpnet": OtherModelVoter("sad")})
     encoder = understander._encoder()
     assert encoder is not OtherModelVoter.encoder and encoder.model == "all-minilm-l6-v2"
+
+
+LAID_OFF = "I got laid off this morning after twelve years at the company."
+
+
+def test_an_opening_that_fits_begins_the_reply_and_the_model_writes_on_from_it():
+    chat = ContinuingChat(label="devastated", reply=" Twelve years is a long time to give a place.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text=LAID_OFF))
+    sentences = list(engine.reply_sentences(decided))
+    fam, opening = engine.opening(decided)
+    assert fam == "loss" and sentences == [opening, "Twelve years is a long time to give a place."]
+    assert chat.prefixes == [opening]
+    assert opening in chat.calls[-1]["messages"][-1].content  # the task says how the reply begins
+
+
+def test_a_model_that_cannot_continue_is_told_the_opening_and_its_repeat_is_dropped():
+    engine = make(backends={"qwen1.5b": StreamingChat(label="devastated", reply="placeholder")}, openings=True)
+    decided = engine.decide(UserTurn(text=LAID_OFF))
+    _, opening = engine.opening(decided)
+    engine.backend("qwen1.5b").reply = f"{opening} Twelve years is a long time."
+    assert list(engine.reply_sentences(decided)) == [opening, "Twelve years is a long time."]
+
+
+def test_an_opening_alone_is_followed_by_a_short_question_not_left_bare():
+    chat = ContinuingChat(label="devastated", reply=" You should update your CV tonight.")  # advice: left out
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text=LAID_OFF))
+    sentences = list(engine.reply_sentences(decided))
+    assert len(sentences) == 2 and sentences[1].endswith(("?", ".")) and "CV" not in " ".join(sentences)
+    assert any("advice_or_blame" in g for g in decided.guarded)
+
+
+def test_no_opening_for_a_plain_question():
+    chat = ContinuingChat(label="neutral", reply=" Autumn, for the colours.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="What's your favourite season?"))
+    assert engine.opening(decided) == (None, "")
+    assert list(engine.reply_sentences(decided)) == ["Autumn, for the colours."] and chat.prefixes == []

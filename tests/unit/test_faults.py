@@ -24,6 +24,14 @@ PROMOTED = ReplyContext("I got the promotion!", news="good")
     ("third_person", "It sounds like the speaker is feeling embarrassed.", ReplyContext("They laughed at me.", news="bad")),
     ("invented", "Your sister must be so proud.", ReplyContext("I finished my first marathon!", news="good")),
     ("invented", "Tell Maria I said well done.", ReplyContext("I finished my first marathon!", news="good")),
+    ("invented", "What a memory. It reminds me of when I was a child and kept an old watch.", ReplyContext(
+        "My dad's old watch survived the fire.", news="good")),
+    ("invented", "My mum used to say the same thing.", ReplyContext("Mum always said that.")),
+    ("speaker_voice", "No wonder you're worried. Someone is trying the door handle downstairs. I'm alone.", ReplyContext(
+        "Someone is trying the door handle downstairs and I'm alone in the house.", news="bad")),
+    ("speaker_voice", "Ugh, that's not okay. My son's in trouble for pushing back.", ReplyContext(
+        "My son got a detention because another kid shoved him and he pushed back.", news="bad")),
+    ("third_person", "Let's address their fear by being supportive.", ReplyContext("The rumour is half of us get cut.")),
     ("repeated_opener", "That sounds so hard, and I'm here.", ReplyContext(
         "It got worse.", news="bad", previous_reply="That sounds so hard. What happened?")),
     ("unanswered", "What do you think you'd like to call it?", ReplyContext(

@@ -1,0 +1,118 @@
+"""The first words of a reply, chosen to fit what the person said: a bank of openings per feeling.
+
+A small model's replies go wrong most visibly in their first words ("You're right!" to a statement,
+"Congratulations" to a lump, "I understand your feelings." to everything). A reply that starts from
+an opening chosen here cannot start in the wrong tone: bad news gets a gentle one, injustice one
+that takes the person's side, joy one that shares it, and a plain message or a question none (the
+model answers it directly). The model then writes on from the opening, about what was said.
+
+Openings are varied: several per family, picked by the message (reproducible) and never the one
+the previous reply began with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Sequence
+
+from e3rg_core.types import RiskAssessment
+from e3rg_core.understanding.safety.guard import distressed
+from e3rg_core.understanding.safety.text import canonical
+
+# Family -> openings. Each is a whole short sentence, so it can be spoken while the rest is written.
+BANK: dict[str, tuple[str, ...]] = {
+    "loss": ("I'm so sorry.", "Oh, I'm so sorry.", "That's so hard.", "I'm really sorry.",
+             "Oh no, that's heartbreaking.", "That's a lot of pain."),
+    "lonely": ("That sounds really lonely.", "Oh, that's a lonely feeling.", "I'm sorry it feels so lonely."),
+    "worry": ("That sounds really scary.", "No wonder you're worried.", "That's a lot of worry to carry.",
+              "Oh, that sounds so stressful.", "That's frightening."),
+    "unfair": ("That's really unfair.", "Ugh, that's not okay.", "No wonder you're upset.",
+               "That sounds so frustrating.", "That's so unfair."),
+    "sting": ("Oh no, that must have stung.", "Oof, that sounds so awkward.", "Oh, that's a horrible feeling."),
+    "guilt": ("That sounds like it's weighing on you.", "It sounds like that's sitting heavily with you."),
+    "letdown": ("Oh, that's so disappointing.", "That's such a letdown.", "Oh no, what a letdown."),
+    "hard": ("Oh no.", "I'm sorry to hear that.", "That sounds hard.", "Oh, that's tough."),
+    "care": ("I hear you.", "Thank you for telling me.", "I'm listening."),
+    "memory": ("What a memory.", "Oh, that brings a lot back.", "That's a memory worth keeping."),
+    "pride": ("That's a real achievement!", "Well done, that's huge!", "That's something to be proud of!"),
+    "warm": ("That's really lovely.", "Oh, that's so kind.", "What a lovely thing."),
+    "excited": ("How exciting!", "Oh, that sounds exciting!", "Ooh, how fun!"),
+    "joy": ("That's wonderful!", "Oh, that's great news!", "I love that!", "That's so good to hear!"),
+    "surprise": ("Wow!", "Oh wow, really?", "What a surprise!"),
+}
+
+_FAMILY_OF_LABEL = {
+    "lonely": "lonely", "anxious": "worry", "afraid": "worry", "terrified": "worry", "apprehensive": "worry",
+    "fear": "worry", "angry": "unfair", "annoyed": "unfair", "furious": "unfair", "jealous": "unfair",
+    "contempt": "unfair", "disgusted": "unfair", "embarrassed": "sting", "ashamed": "sting", "guilty": "guilt",
+    "disappointed": "letdown", "sad": "loss", "devastated": "loss",
+    "proud": "pride", "confident": "pride", "impressed": "pride", "grateful": "warm", "caring": "warm",
+    "trusting": "warm", "faithful": "warm", "excited": "excited", "anticipating": "excited",
+    "hopeful": "excited", "prepared": "excited", "joyful": "joy", "happy": "joy", "content": "joy",
+    "surprised": "surprise", "nostalgic": "memory", "sentimental": "memory",
+}
+_GOOD_FAMILIES = frozenset({"pride", "warm", "excited", "joy", "surprise", "memory"})
+_WORD = re.compile(r"[a-z']+")
+
+
+# The vote's share for its coarse class below which its emotion alone does not pick an opening (the
+# model begins itself): a wrong opening is worse than none. Chosen on bench/data/replies_dev.jsonl.
+MIN_CONFIDENCE = 0.4
+RECENT_LINES = 2  # the speaker's earlier lines whose bad news rules out a cheerful opening
+
+
+def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, asks: bool = False,
+           confidence: float = 1.0, earlier: Sequence[str] = ()) -> str | None:
+    """Which bank the reply's opening comes from, or ``None`` for no opening (a plain message, a
+    question to the avatar, an emotion the vote is unsure of): a message that names bad news always
+    gets a gentle family, whatever the label said, and a conversation that just named bad news
+    (``earlier``: the speaker's previous lines, oldest first) gets no cheerful one."""
+    if risk.level != "none":
+        return "care"
+    fam = _FAMILY_OF_LABEL.get(label)
+    named_bad = bad_news_words(user_text)
+    if named_bad:
+        return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
+    if fam is None or asks or confidence < MIN_CONFIDENCE:
+        return None
+    if fam in _GOOD_FAMILIES and any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:]):
+        return None  # "I keep reaching for my phone to call her" after a death is not 'faithful'
+    return fam
+
+
+def bad_news_words(user_text: str) -> bool:
+    """The message itself names bad news (a death, a diagnosis, a job lost...), whatever its emotion."""
+    return distressed(user_text, "neutral", RiskAssessment())
+
+
+def choose(fam: str | None, user_text: str, *, previous_reply: str = "", seed: int = 0) -> str:
+    """An opening from family ``fam`` ("" for ``None``), varied by message, never the previous reply's."""
+    if fam is None:
+        return ""
+    options = BANK[fam]
+    start = int.from_bytes(hashlib.sha256(f"{seed}\0{user_text}".encode("utf-8", "replace")).digest()[:4], "big")
+    before = _WORD.findall(canonical(previous_reply))[:3]
+    for i in range(len(options)):
+        opening = options[(start + i) % len(options)]
+        if _WORD.findall(canonical(opening))[:3] != before or len(options) == 1:
+            return opening
+    return options[start % len(options)]
+
+
+# Said after the opening when nothing the model wrote was fit to say, so a reply is never the opening alone.
+FOLLOW_UPS: dict[str, tuple[str, ...]] = {
+    "bad": ("Do you want to tell me more about it?", "How are you holding up?", "I'm here if you want to talk."),
+    "unfair": ("What happened then?", "How did you handle it?", "Do you want to tell me more about it?"),
+    "care": ("How are you feeling right now?", "I'm here, and I'm listening."),
+    "good": ("Tell me more!", "How did it feel?", "What happened?"),
+    "memory": ("Tell me more about it?", "What do you remember most?"),
+}
+_FOLLOW_GROUP = {"unfair": "unfair", "care": "care", "memory": "memory", **{f: "good" for f in _GOOD_FAMILIES - {"memory"}}}
+
+
+def follow_up(fam: str | None, user_text: str, *, seed: int = 0) -> str:
+    """A short question or offer to say after an opening of family ``fam``, varied by message."""
+    options = FOLLOW_UPS[_FOLLOW_GROUP.get(fam or "", "bad")]
+    pick = int.from_bytes(hashlib.sha256(f"{seed}\1{user_text}".encode("utf-8", "replace")).digest()[:4], "big")
+    return options[pick % len(options)]

@@ -1,0 +1,75 @@
+"""The reply's opening: chosen to fit what was said, varied, never cheerful to bad news, never a label's guess
+when the vote is unsure."""
+
+import pytest
+
+from e3rg_core.types import RiskAssessment
+from e3rg_core.understanding import openings, safety
+from e3rg_core.understanding.faults import DETECTORS, ReplyContext
+
+NONE = RiskAssessment()
+
+
+def fam(text, label, coarse, confidence=0.9, asks=False, risk=NONE):
+    return openings.family(text, label=label, coarse=coarse, risk=risk, asks=asks, confidence=confidence)
+
+
+@pytest.mark.parametrize("text, label, coarse", [
+    ("I got laid off this morning after twelve years at the company.", "joyful", "happy"),
+    ("The doctor wants to run more tests on the lump they found.", "surprised", "surprised"),
+    ("My dad's funeral was on Friday.", "neutral", "neutral"),
+])
+def test_named_bad_news_gets_a_gentle_opening_whatever_the_vote_said(text, label, coarse):
+    chosen = fam(text, label, coarse)
+    assert chosen not in openings._GOOD_FAMILIES and chosen is not None
+    opening = openings.choose(chosen, text)
+    ctx = ReplyContext(text, news="bad")
+    assert not DETECTORS["tone_mismatch"](opening, ctx)
+    assert safety.check(opening, user_text=text, coarse=coarse, risk=NONE).ok
+
+
+def test_an_unsure_vote_or_a_question_or_a_plain_message_gets_no_opening():
+    assert fam("I could kill for a slice of pizza right now.", "devastated", "sad", confidence=0.28) is None
+    assert fam("I bought milk and bread today.", "happy", "happy", confidence=0.31) is None
+    assert fam("I passed! Do you want to hear how?", "proud", "happy", asks=True) is None
+    assert fam("I bought milk and bread today.", "neutral", "neutral") is None
+
+
+def test_a_sure_vote_picks_its_family_and_risk_always_a_calm_one():
+    assert fam("I passed my driving test on the third try!", "proud", "happy") == "pride"
+    assert fam("They laughed at me when I complained.", "annoyed", "angry") == "unfair"
+    assert fam("I'm fine I guess.", "joyful", "happy", risk=RiskAssessment(level="care")) == "care"
+
+
+def test_every_opening_passes_the_guard_and_the_detectors_for_its_kind_of_news():
+    for name, options in openings.BANK.items():
+        news = "good" if name in openings._GOOD_FAMILIES - {"memory"} else "neutral" if name == "memory" else "bad"
+        text = "I got the job!" if news == "good" else "My grandmother died." if news == "bad" else "I found old photos."
+        coarse = "happy" if news == "good" else "sad"
+        for opening in options:
+            ctx = ReplyContext(text, news=news)
+            found = [d for d, detect in DETECTORS.items() if detect(opening, ctx)]
+            assert found == [], (opening, found)
+            if news == "bad":
+                assert safety.check(opening, user_text=text, coarse=coarse, risk=NONE).ok, opening
+        follow = openings.follow_up(name, text)
+        assert follow.endswith(("?", ".", "!")) and follow not in options
+
+
+def test_openings_vary_by_message_and_never_repeat_the_previous_reply():
+    texts = [f"My friend moved away, day {i}." for i in range(12)]
+    chosen = {openings.choose("loss", t) for t in texts}
+    assert len(chosen) >= 3
+    for t in texts:
+        first = openings.choose("loss", t)
+        again = openings.choose("loss", t, previous_reply=first + " It hurts.")
+        assert again != first
+    assert openings.choose(None, "anything") == ""
+
+
+def test_no_cheerful_opening_right_after_bad_news_in_the_conversation():
+    earlier = ["My grandmother passed away last night."]
+    text = "I keep reaching for my phone to call her on Sunday like always."
+    assert fam(text, "faithful", "happy") == "warm"
+    assert openings.family(text, label="faithful", coarse="happy", risk=NONE, confidence=0.9, earlier=earlier) is None
+    assert openings.family(text, label="sad", coarse="sad", risk=NONE, confidence=0.9, earlier=earlier) == "loss"
