@@ -11,6 +11,8 @@ from e3rg_core.understanding.embedding import sentence_encoder
 from e3rg_core.understanding.safety import RiskDetector
 
 DEV = Path(__file__).resolve().parents[2] / "bench" / "data" / "safety_dev.jsonl"
+CONVERSATIONS = DEV.with_name("replies_dev.jsonl")  # ordinary multi-turn conversations, no risk
+LISTENER = "I see. Tell me more?"  # the avatar's line between the speaker's turns, as in bench/safety.py
 
 
 @pytest.fixture(scope="module")
@@ -34,11 +36,11 @@ def test_dev_set_recall_first(detector):
     risk = [f for r, f in zip(rows, flagged) if r["risk"]]
     safe = [f for r, f in zip(rows, flagged) if not r["risk"]]
     assert len(risk) >= 80 and len(safe) >= 80
-    # measured 0.955 and 0.100 (bench/reports/safety.json); the bounds leave room for small changes
-    assert sum(risk) / len(risk) >= 0.94
-    assert sum(safe) / len(safe) <= 0.15
+    # measured 0.973 and 0.142 (bench/reports/safety.json); the bounds leave room for small changes
+    assert sum(risk) / len(risk) >= 0.96  # 0.955 before the probe and the wider check-in band
+    assert sum(safe) / len(safe) <= 0.16
     crisis_alarms = [v == "crisis" for r, v in zip(rows, levels) if not r["risk"]]
-    assert sum(crisis_alarms) / len(crisis_alarms) <= 0.08  # measured 0.058 (0.083 with the floor at 0.3)
+    assert sum(crisis_alarms) / len(crisis_alarms) <= 0.06  # measured 0.050 (0.058 without the probe)
     # every category of risk is found in most of its messages
     for category in {r["category"] for r in rows if r["risk"]}:
         hits = [f for r, f in zip(rows, flagged) if r["risk"] and r["category"] == category]
@@ -110,3 +112,41 @@ def test_ordinary_messages_are_rarely_alarmed(detector):
 @pytest.mark.parametrize("text", ["", " ", "🪦" * 2000, "a" * 200_000, "k i l l  m y s e l f", "\u202e\u0000x"])
 def test_any_text_gets_a_result(detector, text):
     assert detector.assess(text).level in ("none", "care", "crisis")
+
+
+def conversation_levels(detector, turns: list[str]) -> list[str]:
+    """Each turn read with the turns before it and the avatar's line between them."""
+    history: tuple[Utterance, ...] = ()
+    levels = []
+    for text in turns:
+        levels.append(detector.assess(text, history).level)
+        history += (Utterance("speaker", text), Utterance("listener", LISTENER))
+    return levels
+
+
+@pytest.mark.parametrize("turns, calm", [
+    # rd-051: a birthday boat trip got the crisis response (kNN margin -0.01 at similarity 0.43; probe 0.11)
+    (["It's my 30th today and my friends have rented a boat for the afternoon!",
+      "aaand its pouring. like biblical rain. boat trip cancelled",
+      "We ended up having a picnic on my living room floor and it was honestly better than any boat."], {"none", "care"}),
+    # rd-064: the last line read with the lines before it (similarity 0.32, under the new 0.37 floor)
+    (["Trying a new recipe tonight, Thai green curry from scratch.",
+      "The paste alone has about fifteen ingredients. Half my kitchen is lemongrass.",
+      "It worked! Tastes better than the takeaway place down the road."], {"none", "care"}),
+    # rd-030: a question put to the avatar; meaning alone may ask, never answer with the crisis response
+    (["If you could travel anywhere in the world, where would you go?"], {"none", "check"}),
+    # rd-059: "The shed is flat. Somehow the tools inside are fine." was read as risk with the line before it
+    (["Came back from holiday to find a tree had fallen on our shed.",
+      "The shed is flat. Somehow the tools inside are fine."], {"none", "check"}),
+])
+def test_ordinary_conversations_stay_calm(detector, turns, calm):
+    # "care" is no alarm: a calmer tone for a few turns, nothing said about safety
+    assert set(conversation_levels(detector, turns)) <= calm
+
+
+def test_ordinary_conversations_are_rarely_alarmed(detector):
+    rows = [json.loads(line) for line in CONVERSATIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    levels = [v for row in rows for v in conversation_levels(detector, [t["text"] for t in row["turns"]])]
+    assert len(levels) >= 200
+    assert sum(v == "crisis" for v in levels) / len(levels) <= 0.035  # measured 0.022 (0.061 before the probe)
+    assert sum(v in ("crisis", "check") for v in levels) / len(levels) <= 0.12  # measured 0.104 (0.134)

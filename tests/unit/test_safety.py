@@ -181,3 +181,35 @@ def test_meaning_alone_needs_the_risk_expressions_near(risk_sim, safe_sim, expec
     detector.meaning = MeaningScorer(encoder, bank=Bank(risk=tuple(("explicit", f"risk {i}") for i in range(3)),
                                                         safe=tuple(("everyday", f"safe {i}") for i in range(3))))
     assert detector.assess(text).level == expected
+
+
+@pytest.mark.parametrize("probe_side, expected", [
+    ((0.6, 0.3), "crisis"),  # near risk, nearer to it than to the look-alikes, and on the risk side of the probe
+    ((0.5, 0.45), "check"),  # the same margin band, but the probe is unsure: ask, don't alarm
+])
+def test_meaning_alone_needs_the_probe_for_the_crisis_response(probe_side, expected):
+    from e3rg_core.understanding.safety import RiskDetector
+    from e3rg_core.understanding.safety.detector import Thresholds
+    from e3rg_core.understanding.safety.meaning import Bank, MeaningScorer
+
+    text = "it's my 30th today and my friends have rented a boat"
+    encoder = AxisEncoder({text: probe_side})
+    detector = RiskDetector(thresholds=Thresholds(probe=0.55, check_probe=0.0, margin=0.0, check_margin=-0.1))
+    detector.meaning = MeaningScorer(encoder, bank=Bank(risk=tuple(("explicit", f"risk {i}") for i in range(3)),
+                                                        safe=tuple(("everyday", f"safe {i}") for i in range(3))))
+    score = detector.meaning.score_many([canonical(text)])[0]
+    assert (score.probe >= 0.55) == (expected == "crisis")
+    assert detector.assess(text).level == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("If you could travel anywhere in the world, where would you go?", True),
+    ("Do you ever get lonely?", True),
+    ("Do you think anyone would miss me?", False),  # about the writer
+    ("What would you do to celebrate if you were me?", False),
+    ("You would not believe the day I had.", False),  # not a question
+])
+def test_a_question_about_the_avatar_is_told_apart(text, expected):
+    from e3rg_core.understanding.safety.detector import to_listener
+
+    assert to_listener(canonical(text)) is expected

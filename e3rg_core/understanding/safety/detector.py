@@ -67,6 +67,17 @@ def cues(text: str) -> tuple[str, ...]:
     return tuple(name for name, pattern in _CUES.items() if pattern.search(text))
 
 
+# A question put to the avatar with no word about the writer ("if you could travel anywhere, where would
+# you go?", "do you ever get lonely?"): meaning alone asks about safety but never gives the crisis response.
+_TO_LISTENER = re.compile(r"\b(?:you|your|you'?d|you'?re)\b")
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'?m|i'?d|i'?ve|i'?ll|we|us|our)\b")
+
+
+def to_listener(text: str) -> bool:
+    """Is ``text`` (canonical) a question about the avatar that says nothing of the writer?"""
+    return text.rstrip().endswith("?") and bool(_TO_LISTENER.search(text)) and not _FIRST_PERSON.search(text)
+
+
 _REASSURING = re.compile(r"^(?:no|nope|nah|not really|i'?m (?:safe|ok|okay|fine|alright)|i am (?:safe|ok|okay|fine)|"
                          r"i won'?t|no plan|never|i'?m not going to)\b")
 ANSWER_WORDS = 12  # a message shorter than this is also read with the avatar's question and the lines before
@@ -81,14 +92,23 @@ class Thresholds:
     """Where the meaning layer and the judge call a message risk (chosen on the dev set)."""
 
     margin: float = -0.02  # risk_sim - safe_sim (less the cues) at or above which meaning alone says crisis
-    check_margin: float = -0.06  # from here up to ``margin``: "check" (reply, then ask gently about safety)
+    check_margin: float = -0.08  # from here up to ``margin``: "check" (reply, then ask gently about safety)
     # ... when risk_sim (the mean cosine of the 3 nearest risk expressions) is also at least this. Text
     # far from everything in the bank (Reddit comments, "I parked on level 3") is far from the safe side
     # too, so its margin is noise: at 0.3, 16 % of 2000 GoEmotions comments got the crisis response.
     sim: float = 0.4
     check_sim: float = 0.37  # the floor of risk_sim for "check" (a margin from ``check_margin`` up)
-    context_sim: float = 0.3  # the floor for the conversation's readings (earlier lines, an answer read with the
-    # question, the last lines together): these are short or joined texts, and raising it lost dialogue recall
+    # ... and the linear probe's probability of risk (``MeaningScore.probe``): meaning alone gives the
+    # crisis response only from ``probe`` up, and a check-in only from ``check_probe`` up. The margin
+    # alone gave the crisis response to a birthday boat trip and a travel question (probe 0.11, 0.64 ->
+    # check); half of the ordinary messages it checked in on have a probe under 0.15
+    probe: float = 0.25
+    check_probe: float = 0.15
+    context_sim: float = 0.3  # the floor for earlier lines and for a message after an earlier risk signal:
+    # these are short or joined texts, and raising it lost dialogue recall
+    answer_sim: float = 0.37  # the floor for a short message read with the avatar's question or the lines
+    # before it when nothing earlier signalled risk (0.3 gave the crisis response to "My friend Tasha
+    # says I should just block him" and "It worked! Tastes better than the takeaway")
     cue: float = 0.05  # each sign of "not about my own danger" lowers the margin by this
     grey_margin: float = -0.1  # from here up to ``margin`` the judge is asked
     grey_sim: float = 0.25
@@ -104,8 +124,8 @@ class RiskDetector:
         self.meaning = MeaningScorer(encoder) if encoder is not None else None
         self.thresholds = thresholds or Thresholds()
 
-    def _meaning_says(self, score: MeaningScore | None, *, margin: float, sim: float) -> bool:
-        return score is not None and score.margin >= margin and score.risk_sim >= sim
+    def _meaning_says(self, score: MeaningScore | None, *, margin: float, sim: float, probe: float = 0.0) -> bool:
+        return score is not None and score.margin >= margin and score.risk_sim >= sim and score.probe >= probe
 
     def assess(self, text: str, history: Sequence[Utterance] = (), *, judge: Judge | None = None,
                parts: frozenset[str] = frozenset({"patterns", "meaning", "history", "judge"})) -> RiskAssessment:
@@ -150,7 +170,7 @@ class RiskDetector:
         if found is not None:
             sources.append("patterns")
         short = len(current.split()) < MIN_WORDS
-        if not short and self._meaning_says(own, margin=t.margin, sim=t.sim):
+        if not short and self._meaning_says(own, margin=t.margin, sim=t.sim, probe=t.probe) and not to_listener(current):
             sources.append("meaning")
         # The conversation: after an earlier risk signal a weaker one counts; otherwise the answer read
         # with the avatar's question, and the last lines read together.
@@ -164,7 +184,7 @@ class RiskDetector:
                                 and self._meaning_says(scores.get("answer"), margin=t.margin, sim=t.context_sim))
             elif len(current.split()) < ANSWER_WORDS:
                 # a short message that may mean risk only with what came before ("I won't need plans")
-                history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.context_sim)
+                history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.answer_sim)
                                    for k in ("answer", "together"))
         grey = own is not None and not short and self._meaning_says(own, margin=t.grey_margin, sim=t.grey_sim)
         judged = None
@@ -180,7 +200,7 @@ class RiskDetector:
             category = found.category if found is not None else (own.category if own is not None else "unspecified")
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
             level = "crisis"
-        elif own is not None and not short and self._meaning_says(own, margin=t.check_margin, sim=t.check_sim) and (
+        elif not short and self._meaning_says(own, margin=t.check_margin, sim=t.check_sim, probe=t.check_probe) and (
                 judged is None or judged >= t.judge / 2):
             category, evidence, level = own.category, own.nearest, "check"
         elif context:
