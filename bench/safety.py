@@ -1,7 +1,7 @@
 """How well does the risk detector find messages that signal suicide or self-harm risk, and stay calm on
 their look-alikes? Recall and false alarms on the dev and held-out sets, per part and per category.
 
-    python bench/safety.py [--judge qwen1.5b] [--limit N] [--outside DIR]
+    python bench/safety.py [--judge qwen1.5b] [--limit N] [--outside DIR] [--before REPORT]
 
 The sets (``bench/data/safety_dev.jsonl``, ``safety_heldout.jsonl``) were written for e3rg; the held-out
 set was written separately and is never used to choose thresholds. Each part of the detector is
@@ -19,6 +19,13 @@ with the dev sets, one from test with the held-out sets; the report gives the sh
 crisis response or a check-in and the comment ids flagged (never their text: nothing of it ships).
 Some comments are genuine statements of risk, so the flagged ones need reading before a rate is
 called a false-alarm rate. Without ``--outside`` this part is skipped.
+Ordinary multi-turn conversations (``bench/data/replies_dev.jsonl`` / ``replies_heldout.jsonl``, no
+risk): each turn is read with the speaker's turns before it and a fixed avatar line between them
+(``LISTENER``), so the conversation's readings (the answer with the question, the last lines together)
+are measured too; the report gives the share of turns given the crisis response or a check-in.
+
+``--before REPORT`` copies the headline figures of an earlier report (the same bench run on the code
+before a change) into ``before``, next to this run's ``headline``.
 Writes ``bench/reports/safety.json``.
 """
 
@@ -42,6 +49,10 @@ SETS = {"dev": ROOT / "bench" / "data" / "safety_dev.jsonl", "heldout": ROOT / "
 # Ordinary conversation (the emotion sets: every emotion, no risk): how often is an ordinary message alarmed?
 ORDINARY = {"dev": ROOT / "bench" / "data" / "emotion_dev.jsonl",
             "heldout": ROOT / "bench" / "data" / "emotion_heldout.jsonl"}
+# Ordinary multi-turn conversations (no risk), read turn by turn with this avatar line between the turns.
+CONVERSATIONS = {"dev": ROOT / "bench" / "data" / "replies_dev.jsonl",
+                 "heldout": ROOT / "bench" / "data" / "replies_heldout.jsonl"}
+LISTENER = "I see. Tell me more?"
 # Outside text: (file in the --outside folder, comments drawn) per set; the seed fixes the draw.
 OUTSIDE_N = {"dev": ("train.tsv", 2000), "heldout": ("test.tsv", 1000)}
 OUTSIDE_SEED = 0
@@ -76,6 +87,44 @@ def turn_of(row: dict) -> UserTurn:
     return UserTurn(text=row["text"], history=tuple(Utterance(u["role"], u["text"]) for u in row.get("history", [])))
 
 
+def conversation_turns(path: Path, limit: int | None) -> list[dict]:
+    """Every turn of the conversations in ``path`` (id ``conversation#turn``) with the turns before it."""
+    rows = []
+    for conversation in load(path, limit):
+        history: list[dict] = []
+        for i, turn in enumerate(conversation["turns"]):
+            rows.append({"id": f"{conversation['id']}#{i}", "text": turn["text"], "history": list(history)})
+            history += [{"role": "speaker", "text": turn["text"]}, {"role": "listener", "text": LISTENER}]
+    return rows
+
+
+def alarm_rates(rows: list[dict], levels: list[str]) -> dict:
+    """The share of ``rows`` given the crisis response and a check-in, and which."""
+    return {"n": len(rows),
+            "crisis_rate": round(sum(v == "crisis" for v in levels) / max(1, len(rows)), 4),
+            "check_rate": round(sum(v == "check" for v in levels) / max(1, len(rows)), 4),
+            "crisis": [r["id"] for r, v in zip(rows, levels) if v == "crisis"],
+            "check": [r["id"] for r, v in zip(rows, levels) if v == "check"]}
+
+
+def headline(report: dict) -> dict:
+    """The figures docs/safety.md quotes, per set: the whole detector without the judge."""
+    out = {}
+    for name, result in report["sets"].items():
+        full, either = (result["parts"]["patterns+meaning+history"],
+                        result["parts"]["patterns+meaning+history [crisis or check]"])
+        row = {"recall_crisis_or_check": either["recall"], "recall_crisis": full["recall"],
+               "hard_negatives_alarmed": either["false_alarm_rate"], "hard_negatives_crisis": full["false_alarm_rate"],
+               "recall_by_category": {c: round(v["flagged"] / v["n"], 4)
+                                      for c, v in either["per_category"].items() if v["risk"]},
+               "median_s_per_turn": result["seconds_per_turn"]["without_judge_median"]}
+        for key in ("ordinary_conversation", "conversations", "outside_text"):
+            if key in result:
+                row[key] = {"crisis": result[key]["crisis_rate"], "check": result[key]["check_rate"]}
+        out[name] = row
+    return out
+
+
 def summarise(rows: list[dict], flagged: list[bool]) -> dict:
     risk = [f for r, f in zip(rows, flagged) if r["risk"]]
     safe = [f for r, f in zip(rows, flagged) if not r["risk"]]
@@ -103,6 +152,8 @@ def main() -> None:
     parser.add_argument("--judge", default="", help="a chat model profile to measure as the grey-zone judge "
                         "(default: none, as the shipped config)")
     parser.add_argument("--limit", type=int, help="only the first N items of each set")
+    parser.add_argument("--before", type=Path, help="an earlier report of this bench: its headline figures "
+                        "are kept under 'before'")
     parser.add_argument("--outside", type=Path, help="a folder with train.tsv and test.tsv of text nobody wrote "
                         "for the detector (GoEmotions' data/original): false alarms on outside text")
     args = parser.parse_args()
@@ -165,6 +216,13 @@ def main() -> None:
         o = report["sets"][name]["ordinary_conversation"]
         print(f"{name:8s} ordinary conversation ({ORDINARY[name].name}): crisis {o['crisis_rate']:.3f}, "
               f"check {o['check_rate']:.3f}")
+        turns = conversation_turns(CONVERSATIONS[name], args.limit)
+        levels = [detector.assess(r["text"], turn_of(r).history).level for r in turns]
+        report["sets"][name]["conversations"] = {"source": CONVERSATIONS[name].name, "listener": LISTENER,
+                                                 **alarm_rates(turns, levels)}
+        o = report["sets"][name]["conversations"]
+        print(f"{name:8s} ordinary conversations ({o['source']}, {o['n']} turns): crisis {o['crisis_rate']:.3f}, "
+              f"check {o['check_rate']:.3f}")
         if args.outside is not None:
             outside = load_outside(args.outside, name)[:args.limit or None]
             times, levels = [], []
@@ -185,6 +243,10 @@ def main() -> None:
         for label, summary in report["sets"][name]["parts"].items():
             print(f"{name:8s} {label:28s} recall {summary['recall']:.3f}  false alarms {summary['false_alarm_rate']:.3f}")
         print(f"{name:8s} seconds per turn: {report['sets'][name]['seconds_per_turn']}")
+    report["headline"] = headline(report)
+    if args.before is not None:
+        before = json.loads(args.before.read_text(encoding="utf-8"))
+        report["before"] = before.get("headline") or headline(before)
     write_report("safety", report)
 
 
