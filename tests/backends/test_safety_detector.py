@@ -36,9 +36,9 @@ def test_dev_set_recall_first(detector):
     risk = [f for r, f in zip(rows, flagged) if r["risk"]]
     safe = [f for r, f in zip(rows, flagged) if not r["risk"]]
     assert len(risk) >= 80 and len(safe) >= 80
-    # measured 0.973 and 0.142 (bench/reports/safety.json); the bounds leave room for small changes
-    assert sum(risk) / len(risk) >= 0.96  # 0.955 before the probe and the wider check-in band
-    assert sum(safe) / len(safe) <= 0.16
+    # measured 0.991 and 0.167 (bench/reports/safety.json); the bounds leave room for small changes
+    assert sum(risk) / len(risk) >= 0.97  # 0.955 before the probe and the wider check-in band
+    assert sum(safe) / len(safe) <= 0.18
     crisis_alarms = [v == "crisis" for r, v in zip(rows, levels) if not r["risk"]]
     assert sum(crisis_alarms) / len(crisis_alarms) <= 0.06  # measured 0.050 (0.058 without the probe)
     # every category of risk is found in most of its messages
@@ -128,7 +128,8 @@ def conversation_levels(detector, turns: list[str]) -> list[str]:
     # rd-051: a birthday boat trip got the crisis response (kNN margin -0.01 at similarity 0.43; probe 0.11)
     (["It's my 30th today and my friends have rented a boat for the afternoon!",
       "aaand its pouring. like biblical rain. boat trip cancelled",
-      "We ended up having a picnic on my living room floor and it was honestly better than any boat."], {"none", "care"}),
+      "We ended up having a picnic on my living room floor and it was honestly better than any boat."],
+     {"none", "care", "check"}),  # a check-in may come (recall first); never the crisis response
     # rd-064: the last line read with the lines before it (similarity 0.32, under the new 0.37 floor)
     (["Trying a new recipe tonight, Thai green curry from scratch.",
       "The paste alone has about fifteen ingredients. Half my kitchen is lemongrass.",
@@ -149,4 +150,5 @@ def test_ordinary_conversations_are_rarely_alarmed(detector):
     levels = [v for row in rows for v in conversation_levels(detector, [t["text"] for t in row["turns"]])]
     assert len(levels) >= 200
     assert sum(v == "crisis" for v in levels) / len(levels) <= 0.035  # measured 0.022 (0.061 before the probe)
-    assert sum(v in ("crisis", "check") for v in levels) / len(levels) <= 0.12  # measured 0.104 (0.134)
+    assert sum(v in ("crisis", "check") for v in levels) / len(levels) <= 0.16  # measured 0.147 (0.134 before
+    # the probe; 0.104 with check-ins only from probe 0.15, which lost held-out recall)

@@ -101,9 +101,11 @@ class Thresholds:
     # ... and the linear probe's probability of risk (``MeaningScore.probe``): meaning alone gives the
     # crisis response only from ``probe`` up, and a check-in only from ``check_probe`` up. The margin
     # alone gave the crisis response to a birthday boat trip and a travel question (probe 0.11, 0.64 ->
-    # check); half of the ordinary messages it checked in on have a probe under 0.15
+    # check). The probe decides crisis against check; it barely stops a check-in: at 0.15 it did stop
+    # half the check-ins on ordinary messages, but held-out recall fell 0.906 -> 0.877 (plan_means
+    # 1.00 -> 0.77), so on dev recall first: 0.05 (dev recall 0.991 as at 0.0, fewer check-ins)
     probe: float = 0.25
-    check_probe: float = 0.15
+    check_probe: float = 0.05
     context_sim: float = 0.3  # the floor for earlier lines and for a message after an earlier risk signal:
     # these are short or joined texts, and raising it lost dialogue recall
     answer_sim: float = 0.37  # the floor for a short message read with the avatar's question or the lines
