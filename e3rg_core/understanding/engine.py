@@ -313,7 +313,8 @@ class Understander:
         said, words, own = 0, 0, 0
         ctx = self.reply_context(decided)
         fam, opening = self.opening(decided)
-        with contextlib.closing(self._written_sentences(decided, opening=opening,
+        partial = fam in openings.PARTIAL
+        with contextlib.closing(self._written_sentences(decided, opening=opening, partial=partial,
                                                         first_clause_words=first_clause_words)) as written:
             for sentence in written:
                 verdict = safety.check(sentence, user_text=decided.turn.text, coarse=u.coarse, risk=u.risk)
@@ -339,7 +340,7 @@ class Understander:
         if said == 0:
             decided.guarded.append("nothing fitting was written")
             yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
-        elif opening and own == 0 and u.risk.level != "check":
+        elif opening and not partial and own == 0 and u.risk.level != "check":
             yield openings.follow_up(fam, decided.turn.text, seed=self.settings.seed)  # not the opening alone
         if u.risk.level == "check":
             yield safety.check_in(decided.turn.text)
@@ -361,9 +362,9 @@ class Understander:
         return self.safety.resources.strip() or safety.DEFAULT_RESOURCES
 
     def opening(self, decided: Decided) -> tuple[str | None, str]:
-        """The family and text of the reply's first sentence, chosen to fit the feeling (``(None, "")``
-        when the model should begin itself: a plain message, a question to the avatar, an uncertain
-        emotion, or ``openings = false``)."""
+        """The family and text of the reply's opening, chosen to fit the feeling (``(None, "")`` when the
+        model should begin itself: a plain message, an uncertain emotion, or ``openings = false``); a
+        question to the avatar gets the start of an answer, which the model completes."""
         if not self.settings.openings:
             return None, ""
         u, turn = decided.understanding, decided.turn
@@ -373,9 +374,11 @@ class Understander:
         previous = next((h.text for h in reversed(turn.history) if h.role == "listener"), "")
         return fam, openings.choose(fam, turn.text, previous_reply=previous, seed=self.settings.seed)
 
-    def _written_sentences(self, decided: Decided, *, opening: str = "", first_clause_words: int = 0) -> Iterator[str]:
+    def _written_sentences(self, decided: Decided, *, opening: str = "", partial: bool = False,
+                           first_clause_words: int = 0) -> Iterator[str]:
         """The reply, one clean sentence at a time (before the guard): ``opening``, if any, then what
-        the responder writes on from it."""
+        the responder writes on from it. A ``partial`` opening ("I'd say") is no sentence of its own:
+        the responder's first sentence completes it."""
         s = self.settings
         responder = self._backends[s.responder]
         turn = decided.turn
@@ -383,15 +386,17 @@ class Understander:
         messages = prompts.reply_messages(
             turn, emotion=decided.understanding.emotion, style=s.response_prompt, examples=examples,
             max_utterances=s.history_utterances, caring=decided.understanding.risk.level in ("care", "check"),
-            opening=opening,
+            opening=opening, asks="?" in turn.text,
         )
-        if opening:
+        if opening and not partial:
             yield opening  # spoken while the rest is written
         for attempt in range(2):
             options = dict(max_tokens=s.max_reply_tokens, temperature=s.reply_temperature, seed=s.seed + attempt,
                            media=decided.media)
             if opening and isinstance(responder, ContinuingChat):
                 pieces = responder.continue_stream(messages, opening, **options)
+                if partial:
+                    pieces = _begun(opening, pieces)
             elif isinstance(responder, StreamingChat):
                 pieces = responder.chat_stream(messages, **options)
             else:
@@ -400,7 +405,7 @@ class Understander:
             try:
                 for piece in pieces:
                     for sentence in splitter.feed(piece):
-                        if _same_words(sentence, opening):
+                        if not partial and _same_words(sentence, opening):
                             continue  # a model that cannot be continued may write the opening again
                         said += 1
                         yield sentence
@@ -411,11 +416,11 @@ class Understander:
                 if close is not None:
                     close()  # stop generating when the reply is done or its consumer left
             for sentence in splitter.close():
-                if _same_words(sentence, opening):
+                if not partial and _same_words(sentence, opening):
                     continue
                 said += 1
                 yield sentence
-            if said or opening:
+            if said or (opening and not partial):
                 return
             logger.warning("responder gave an empty reply (attempt %d)", attempt + 1)
         raise BackendFailed(f"the responder {s.responder!r} produced no reply twice")
@@ -424,6 +429,22 @@ class Understander:
         """The whole stage's result once the reply is written."""
         timings = {**decided.understanding.timings_s, "reply_s": reply_s}
         return replace(decided.understanding, reply=reply, timings_s=timings, guarded=tuple(decided.guarded))
+
+
+def _begun(prefix: str, pieces: Iterator[str]) -> Iterator[str]:
+    """``pieces`` with ``prefix`` put before the first one that has text (none if none has)."""
+    started = False
+    try:
+        for piece in pieces:
+            if not started and piece.strip():
+                started = True
+                yield prefix
+            if started:
+                yield piece
+    finally:
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
 
 
 def _same_words(a: str, b: str) -> bool:

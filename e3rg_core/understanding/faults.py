@@ -57,7 +57,7 @@ EMOTION_LABEL = re.compile(
     rf"(?:{_LABELS})\b|\b(?:your|the speaker'?s|their) (?:emotion|emotional state|feeling) (?:is|seems|of)\b|"
     r"\bfeel(?:ing)? (?:neutral|contempt|content|trusting|prepared|anticipating|sentimental|faithful|caring)\b"
 )
-THIRD_PERSON = re.compile(r"\b(?:the (?:speaker|user|person speaking|person|listener)|speaker'?s|user'?s)\b|"
+THIRD_PERSON = re.compile(r"\b(?:the (?:speaker|user|person speaking|listener)|speaker'?s|user'?s)\b|"
                           r"\blet'?s (?:address|acknowledge|validate|show|be supportive|respond)\b|"
                           r"\b(?:address|validate|acknowledge) (?:their|his|her) (?:fear|feelings?|emotions?|concerns?)\b")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b")

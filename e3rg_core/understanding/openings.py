@@ -40,7 +40,11 @@ BANK: dict[str, tuple[str, ...]] = {
     "excited": ("How exciting!", "Oh, that sounds exciting!", "Ooh, how fun!"),
     "joy": ("That's wonderful!", "Oh, that's great news!", "I love that!", "That's so good to hear!"),
     "surprise": ("Wow!", "Oh wow, really?", "What a surprise!"),
+    # The start of an answer to a question put to the avatar, not a sentence: the model finishes it, so it
+    # answers instead of asking back ("What do you think makes your favourite food special?").
+    "answer": ("I'd say", "Honestly, I'd say", "I think"),
 }
+PARTIAL = frozenset({"answer"})  # families whose opening the model's first sentence completes
 
 _FAMILY_OF_LABEL = {
     "lonely": "lonely", "anxious": "worry", "afraid": "worry", "terrified": "worry", "apprehensive": "worry",
@@ -64,17 +68,22 @@ RECENT_LINES = 2  # the speaker's earlier lines whose bad news rules out a cheer
 
 def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, asks: bool = False,
            confidence: float = 1.0, earlier: Sequence[str] = ()) -> str | None:
-    """Which bank the reply's opening comes from, or ``None`` for no opening (a plain message, a
-    question to the avatar, an emotion the vote is unsure of): a message that names bad news always
-    gets a gentle family, whatever the label said, and a conversation that just named bad news
-    (``earlier``: the speaker's previous lines, oldest first) gets no cheerful one."""
+    """Which bank the reply's opening comes from, or ``None`` for no opening (a plain message, an
+    emotion the vote is unsure of): a message that names bad news always gets a gentle family,
+    whatever the label said; a question to the avatar gets the start of an answer ("answer"); and a
+    conversation that just named bad news (``earlier``: the speaker's previous lines, oldest first)
+    gets no cheerful one."""
     if risk.level != "none":
         return "care"
     fam = _FAMILY_OF_LABEL.get(label)
     named_bad = bad_news_words(user_text)
     if named_bad:
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
-    if fam is None or asks or confidence < MIN_CONFIDENCE:
+    if asks:
+        # a question gets an answer begun for the model (a gentle opening before it lets the model ask
+        # back instead of answering: "Oh, that sounds so stressful. What makes you nervous?")
+        return "answer"
+    if fam is None or confidence < MIN_CONFIDENCE:
         return None
     if fam in _GOOD_FAMILIES and any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:]):
         return None  # "I keep reaching for my phone to call her" after a death is not 'faithful'

@@ -111,6 +111,11 @@ OPENING_TASK = (
     " Your reply begins with \"{opening}\"; write only what comes after it: one short sentence about what "
     "they told you, in your own words (and, if it fits, one gentle question)."
 )
+# ... when the message asks the avatar something: the reply answers it (begun with ``opening``).
+ANSWER_TASK = (
+    " They asked you a question: answer it yourself, plainly and kindly, with a real answer or a simple "
+    "preference of your own, in one or two short sentences. Your reply begins with \"{opening}\"."
+)
 
 # Added to the reply task when the Speaker may be at risk (now or earlier in the dialogue).
 CARE_TASK = (
@@ -243,16 +248,17 @@ def reply_messages(
     max_words: int = MAX_WORDS,
     caring: bool = False,
     opening: str = "",
+    asks: bool = False,
 ) -> list[ChatMessage]:
     """E3RG's response prompt; ``style="emotion_aware"`` injects the predicted emotion; ``caring`` asks
     for a calm, gentle reply after an earlier risk signal; ``opening`` is how the reply begins (the
-    model writes what follows)."""
+    model writes what follows); ``asks``: the message asks the avatar something, so the reply answers it."""
     if style not in RESPONSE_TASKS:
         raise ConfigError(f"unknown response prompt {style!r}; choose from {', '.join(RESPONSE_TASKS)}")
     strategy = STRATEGIES.get(coarse_of(emotion) if emotion in CANDIDATES else "neutral", STRATEGIES["neutral"])
     task = RESPONSE_TASKS[style].format(emotion=emotion, strategy=strategy) + (CARE_TASK if caring else "")
     if opening:
-        task += OPENING_TASK.format(opening=_one_line(opening).replace('"', "'"))
+        task += (ANSWER_TASK if asks else OPENING_TASK).format(opening=_one_line(opening).replace('"', "'"))
     return [
         system_message(max_words),
         ChatMessage("user", _context(turn, examples, max_utterances) + task),

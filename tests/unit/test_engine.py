@@ -386,9 +386,19 @@ def test_an_opening_alone_is_followed_by_a_short_question_not_left_bare():
     assert any("advice_or_blame" in g for g in decided.guarded)
 
 
-def test_no_opening_for_a_plain_question():
-    chat = ContinuingChat(label="neutral", reply=" Autumn, for the colours.")
+def test_a_question_is_answered_the_model_completing_the_start_of_an_answer():
+    chat = ContinuingChat(label="neutral", reply=" autumn, for the colours.")
     engine = make(backends={"qwen1.5b": chat}, openings=True)
     decided = engine.decide(UserTurn(text="What's your favourite season?"))
-    assert engine.opening(decided) == (None, "")
-    assert list(engine.reply_sentences(decided)) == ["Autumn, for the colours."] and chat.prefixes == []
+    fam, start = engine.opening(decided)
+    assert fam == "answer" and chat.prefixes == []
+    assert list(engine.reply_sentences(decided)) == [f"{start} autumn, for the colours."]
+    assert chat.prefixes == [start] and "answer it" in chat.calls[-1]["messages"][-1].content
+
+
+def test_a_started_answer_the_model_left_empty_is_not_said():
+    chat = ContinuingChat(label="neutral", reply="   ")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="What's your favourite season?"))
+    with pytest.raises(BackendFailed):
+        list(engine.reply_sentences(decided))

@@ -28,11 +28,18 @@ def test_named_bad_news_gets_a_gentle_opening_whatever_the_vote_said(text, label
     assert safety.check(opening, user_text=text, coarse=coarse, risk=NONE).ok
 
 
-def test_an_unsure_vote_or_a_question_or_a_plain_message_gets_no_opening():
+def test_an_unsure_vote_or_a_plain_message_gets_no_opening():
     assert fam("I could kill for a slice of pizza right now.", "devastated", "sad", confidence=0.28) is None
     assert fam("I bought milk and bread today.", "happy", "happy", confidence=0.31) is None
-    assert fam("I passed! Do you want to hear how?", "proud", "happy", asks=True) is None
     assert fam("I bought milk and bread today.", "neutral", "neutral") is None
+
+
+def test_a_question_gets_the_start_of_an_answer_unless_it_names_bad_news():
+    assert fam("Do you have a favourite season?", "neutral", "neutral", asks=True) == "answer"
+    assert fam("I passed! Do you want to hear how?", "proud", "happy", asks=True) == "answer"
+    assert fam("Why does everyone leave me out?", "lonely", "sad", asks=True) == "answer"
+    assert fam("My mum died. What do I say at the funeral?", "neutral", "neutral", asks=True) == "hard"
+    assert "answer" in openings.PARTIAL and not openings.choose("answer", "Which book?").endswith((".", "!", "?"))
 
 
 def test_a_sure_vote_picks_its_family_and_risk_always_a_calm_one():
@@ -43,6 +50,8 @@ def test_a_sure_vote_picks_its_family_and_risk_always_a_calm_one():
 
 def test_every_opening_passes_the_guard_and_the_detectors_for_its_kind_of_news():
     for name, options in openings.BANK.items():
+        if name in openings.PARTIAL:
+            continue  # not a sentence: the model completes it
         news = "good" if name in openings._GOOD_FAMILIES - {"memory"} else "neutral" if name == "memory" else "bad"
         text = "I got the job!" if news == "good" else "My grandmother died." if news == "bad" else "I found old photos."
         coarse = "happy" if news == "good" else "sad"

@@ -22,7 +22,7 @@ _NEGATIVE_CLASSES = ("sad", "fear", "angry", "disgusted", "contempt")
 # tests on the lump they found" read as neutral).
 _BAD_NEWS = re.compile(
     r"\b(?:laid off|let go|fired|sacked|redundan\w*|lost my (?:job|home|house|baby|mum|mom|dad|wife|husband|"
-    r"partner|friend|dog|cat)|died|dies|passed away|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
+    r"partner|friend|dog|cat)|(?<!phone )(?<!battery )(?<!laptop )(?<!car )died|dies|passed away|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
     r"more tests|icu|emergency room|miscarr\w*|divorc\w*|broke up|breakup|dumped|cheated on|left me|evict\w*|"
     r"bankrupt|robbed|mugged|assault\w*|abus\w*|bullied|harass\w*|hopeless|worthless|heartbroken|devastated|"
     r"grieving|mourning)\b"
