@@ -3,7 +3,7 @@ multi-turn conversations written for e3rg, turn after turn with its own replies 
 each reply is checked by the fault detectors (``e3rg_core.understanding.faults``).
 
     python bench/replies.py [--set dev|heldout] [--limit N] [--prompt emotion_aware|strategy|e3rg]
-                            [--no-screen] [--no-openings] [--style-examples] [--name NAME]
+                            [--no-screen] [--no-openings] [--name NAME]
 
 ``bench/data/replies_dev.jsonl`` is for choosing what to change; ``replies_heldout.jsonl`` was
 written separately and is only measured. The report gives the share of replies with any fault, each
@@ -26,7 +26,7 @@ from _common import ROOT, machine, write_report
 from e3rg_core.config import load_config
 from e3rg_core.eval import metrics
 from e3rg_core.types import Utterance, UserTurn
-from e3rg_core.understanding import engine, prompts
+from e3rg_core.understanding import engine
 from e3rg_core.understanding.engine import Understander
 from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
 
@@ -77,8 +77,6 @@ def main() -> None:
                         help="say every written sentence (no faulty sentence left out): the step before screening")
     parser.add_argument("--name", help="report name (default replies_<set>)")
     parser.add_argument("--no-openings", action="store_true", help="let the model begin every reply itself")
-    parser.add_argument("--style-examples", action="store_true",
-                        help="show the model example replies in the system message")
     parser.add_argument("--rescore", metavar="REPORT",
                         help="check the replies of an earlier report again with today's detectors (no model runs)")
     args = parser.parse_args()
@@ -92,8 +90,6 @@ def main() -> None:
         engine.SCREENED_FAULTS = ()
     if args.no_openings:
         config = replace(config, understanding=replace(config.understanding, openings=False))
-    if args.style_examples:
-        prompts.STYLE_EXAMPLES_ON = True
     understander = Understander(config)
     understander.understand(UserTurn(text="Hello there."))  # first-call allocations and the LLM's prior
 
@@ -125,7 +121,7 @@ def main() -> None:
     report = {
         "machine": machine(), "set": args.set, "conversations": len(conversations), "replies": len(rows),
         "responder": config.understanding.responder, "prompt": config.understanding.response_prompt,
-        "openings": config.understanding.openings, "style_examples": prompts.STYLE_EXAMPLES_ON,
+        "openings": config.understanding.openings,
         "screened": list(engine.SCREENED_FAULTS),
         **summary(rows),
         "seconds": {"decide_median": round(statistics.median(decide_s), 3),

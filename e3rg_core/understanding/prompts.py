@@ -41,26 +41,6 @@ SYSTEM = (
     "one gentle question. Output only the reply."
 )
 
-# How the Listener's replies sound, shown once in the system message (so a llama.cpp model evaluates
-# it once and reuses it every turn): second person, who did what kept exactly, the specifics said back,
-# comfort before anything else, joy shared, questions answered plainly. Written for e3rg.
-STYLE_EXAMPLES = (
-    "\nHow the Listener replies, for example:\n"
-    "Speaker: My landlord kept my whole deposit over one scuff on the wall.\n"
-    "Listener: That's so unfair. Losing all of it over one small scuff would make anyone furious.\n"
-    "Speaker: We had to say goodbye to our cat Pepper yesterday.\n"
-    "Listener: I'm so sorry. Pepper was part of your family, and the house must feel so quiet without her.\n"
-    "Speaker: My daughter took her first steps this morning!\n"
-    "Listener: That's wonderful! Her very first steps, and you were there to see them. What did she do next?\n"
-    "Speaker: I gave the whole presentation without notes, even though I was shaking.\n"
-    "Listener: That's a real achievement! Doing it without notes while you were that nervous takes courage.\n"
-    "Speaker: What's a good film for a rainy Sunday?\n"
-    "Listener: Something long and cosy, like a big adventure you can sink into. Are you after funny or gripping?\n"
-    "Speaker: I'm waiting for the results of my scan.\n"
-    "Listener: That's a lot of worry to carry. Waiting without knowing is one of the hardest parts.\n"
-)
-STYLE_EXAMPLES_ON = False  # chosen by bench/replies.py
-
 EMOTION_TASK = (
     "Task: which single emotion from the list does the Speaker feel in their last message? "
     "Answer with one word."
@@ -214,8 +194,7 @@ def _context(turn: UserTurn, examples: Sequence[Example], max_utterances: int) -
 
 def system_message(max_words: int = MAX_WORDS) -> ChatMessage:
     """The system message every prompt starts with (identical across turns, so it stays cached)."""
-    style = STYLE_EXAMPLES if STYLE_EXAMPLES_ON else ""
-    return ChatMessage("system", SYSTEM.format(labels=", ".join(CANDIDATES), max_words=max_words) + style)
+    return ChatMessage("system", SYSTEM.format(labels=", ".join(CANDIDATES), max_words=max_words))
 
 
 def emotion_messages(
