@@ -7,7 +7,8 @@ each reply is checked by the fault detectors (``e3rg_core.understanding.faults``
 
 ``bench/data/replies_dev.jsonl`` is for choosing what to change; ``replies_heldout.jsonl`` was
 written separately and is only measured. The report gives the share of replies with any fault, each
-detector's share, Dist-1/2 (E3RG's per-response mean and over the corpus), the seconds to decide the
+detector's share (and the share among replies the risk detector left alone: no crisis response or
+check-in, which are long on purpose and count as over the limit), Dist-1/2 (E3RG's per-response mean and over the corpus), the seconds to decide the
 emotion and to write the reply, and every reply with its faults. Writes ``bench/reports/<NAME>.json``
 (default ``replies_<set>``).
 """
@@ -41,8 +42,12 @@ def load(path: Path, limit: int | None) -> list[dict]:
 def summary(rows: list[dict]) -> dict:
     """The report's figures over ``rows``: the share with any fault, per detector, Dist-1/2."""
     replies = [r["reply"] for r in rows]
+    written = [r for r in rows if r.get("risk", "none") in ("none", "care")]  # no crisis response, no check-in
     return {
         "any_fault_share": round(sum(bool(r["faults"]) for r in rows) / len(rows), 4),
+        # the replies the model wrote alone: turns the risk detector left alone (none, or care)
+        "any_fault_share_unflagged": round(sum(bool(r["faults"]) for r in written) / max(1, len(written)), 4),
+        "unflagged_replies": len(written),
         "per_detector": {name: round(sum(name in r["faults"] for r in rows) / len(rows), 4) for name in DETECTORS},
         "guard_replaced_share": round(sum(bool(r["guarded"]) for r in rows) / len(rows), 4),
         "dist": {"e3rg_mean_per_response": {f"dist-{n}": metrics.distinct_e3rg(replies, n) for n in (1, 2)},
@@ -64,7 +69,8 @@ def rescore(path: Path) -> None:
         earlier.append(row["user"])
         previous = row["reply"]
     report.update(summary(report["rows"]), rescored=True)
-    print(json.dumps({k: report[k] for k in ("any_fault_share", "per_detector")}, indent=1))
+    print(json.dumps({k: report[k] for k in ("any_fault_share", "any_fault_share_unflagged", "per_detector")},
+                     indent=1))
     write_report(path.stem, report)
 
 
@@ -129,7 +135,8 @@ def main() -> None:
                     "reply_p90": round(sorted(reply_s)[int(0.9 * (len(reply_s) - 1))], 3)},
         "rows": rows,
     }
-    print(json.dumps({k: report[k] for k in ("any_fault_share", "per_detector", "dist", "seconds")}, indent=1))
+    print(json.dumps({k: report[k] for k in ("any_fault_share", "any_fault_share_unflagged", "per_detector", "dist",
+                                             "seconds")}, indent=1))
     write_report(args.name or f"replies_{args.set}", report)
 
 

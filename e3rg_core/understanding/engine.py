@@ -304,7 +304,8 @@ class Understander:
         Safety holds on every path: a message that signals risk is answered with the crisis response
         (no model writes it); each written sentence passes the output guard before it is handed out
         (a first one that fails is replaced by a calm reply, a later one ends the reply); and a
-        message that comes near risk less surely ("check") ends with a gentle question about safety.
+        message that comes near risk less surely ("check") ends with a gentle question about safety,
+        unless one of the avatar's last three replies asked it already.
         """
         u = decided.understanding
         if u.crisis:
@@ -312,6 +313,11 @@ class Understander:
             return
         said, words, own = 0, 0, 0
         ctx = self.reply_context(decided)
+        listener = [h.text for h in decided.turn.history if h.role == "listener"]
+        check_in = safety.check_in(decided.turn.text) if (
+            u.risk.level == "check" and not safety.asked_recently(listener)) else ""
+        if check_in:  # the question about safety is part of the reply's length
+            ctx = replace(ctx, max_words=max(12, ctx.max_words - len(check_in.split())))
         fam, opening = self.opening(decided)
         partial = fam in openings.PARTIAL
         with contextlib.closing(self._written_sentences(decided, opening=opening, partial=partial,
@@ -340,10 +346,10 @@ class Understander:
         if said == 0:
             decided.guarded.append("nothing fitting was written")
             yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
-        elif opening and not partial and own == 0 and u.risk.level != "check":
+        elif opening and not partial and own == 0 and not check_in:
             yield openings.follow_up(fam, decided.turn.text, seed=self.settings.seed)  # not the opening alone
-        if u.risk.level == "check":
-            yield safety.check_in(decided.turn.text)
+        if check_in:
+            yield check_in
 
     def reply_context(self, decided: Decided) -> faults.ReplyContext:
         """What the reply answers, for the fault detectors: the message, whether it is bad or good news,

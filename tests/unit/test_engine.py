@@ -207,6 +207,13 @@ def test_a_message_near_risk_gets_a_calm_reply_and_a_question_about_safety():
     assert not u.crisis and u.risk.level == "check"
     assert u.reply.startswith("That sounds like a heavy week.") and "hurting yourself" in u.reply.replace("harming", "hurting")
     assert u.reply_emotion in ("sad", "neutral") and u.reply_intensity <= 0.4
+    assert len(u.reply.split()) <= 40  # the question counts towards the reply's length
+    # asked and answered: the next message near risk is not asked the same question at once
+    history = (Utterance("speaker", "I'm so tired of everything lately."), Utterance("listener", u.reply),
+               Utterance("speaker", "No, nothing like that, just work."))
+    again = understander.understand(UserTurn(text="Still so tired of everything, honestly.", history=history))
+    assert again.risk.level == "check" and again.reply
+    assert not any(w in again.reply for w in ("harming", "hurting", "ending your life"))
 
 
 @pytest.mark.parametrize("text", ["k i l l  m y s e l f", "🪦🪦🪦", "x" * 3999, "wnt 2 die. srsly", "💊💊💊 tonight"])

@@ -13,8 +13,8 @@ false alarms (``bench/safety.py`` measures both).
 
 from e3rg_core.understanding.safety.detector import Judge, RiskDetector, Thresholds
 from e3rg_core.understanding.safety.guard import Verdict, check, distressed, safe_reply
-from e3rg_core.understanding.safety.response import DEFAULT_RESOURCES, check_in, crisis_sentences
+from e3rg_core.understanding.safety.response import DEFAULT_RESOURCES, asked_recently, check_in, crisis_sentences
 from e3rg_core.understanding.safety.text import canonical
 
-__all__ = ["DEFAULT_RESOURCES", "Judge", "RiskDetector", "Thresholds", "Verdict", "canonical", "check", "check_in",
+__all__ = ["DEFAULT_RESOURCES", "asked_recently", "Judge", "RiskDetector", "Thresholds", "Verdict", "canonical", "check", "check_in",
            "crisis_sentences", "distressed", "safe_reply"]

@@ -119,6 +119,13 @@ _CHECK_IN = (
 )
 
 
+def asked_recently(listener_lines: list[str], *, turns: int = 3) -> bool:
+    """One of the avatar's last ``turns`` replies already asked about safety (a check-in or a crisis
+    response): a person who answered it is not asked again at once."""
+    asked = {canonical(q) for q in (*_CHECK_IN, *_ASK, *_ASK_SELF_HARM)}
+    return any(q in canonical(line) for line in listener_lines[-turns:] for q in asked)
+
+
 def check_in(text: str) -> str:
     """The gentle, direct question added to a reply when a message comes near risk but less surely."""
     pick = int.from_bytes(hashlib.sha256(text.encode("utf-8", "replace")).digest()[:4], "big")
