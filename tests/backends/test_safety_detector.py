@@ -152,3 +152,14 @@ def test_ordinary_conversations_are_rarely_alarmed(detector):
     assert sum(v == "crisis" for v in levels) / len(levels) <= 0.035  # measured 0.022 (0.061 before the probe)
     assert sum(v in ("crisis", "check") for v in levels) / len(levels) <= 0.16  # measured 0.147 (0.134 before
     # the probe; 0.104 with check-ins only from probe 0.15, which lost held-out recall)
+
+
+def test_the_avatars_own_safety_question_does_not_make_the_answer_risk(detector):
+    from e3rg_core.understanding.safety.response import _ASK, _CHECK_IN
+
+    for question in (*_CHECK_IN, *_ASK):
+        history = (Utterance("speaker", "Honestly I'm scared and furious at the same time."),
+                   Utterance("listener", f"I hear you. {question}"))
+        assert detector.assess("who made you?", history).level != "crisis"
+        assert detector.assess("no, I'm ok, just tired", history).level != "crisis"
+        assert detector.assess("yes. sometimes", history).level == "crisis"

@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 from e3rg_core.types import RiskAssessment, Utterance
 from e3rg_core.understanding.safety import patterns
 from e3rg_core.understanding.safety.meaning import MeaningScore, MeaningScorer
+from e3rg_core.understanding.safety.response import asked_recently
 from e3rg_core.understanding.safety.text import canonical
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,10 @@ def to_listener(text: str) -> bool:
 
 _REASSURING = re.compile(r"^(?:no|nope|nah|not really|i'?m (?:safe|ok|okay|fine|alright)|i am (?:safe|ok|okay|fine)|"
                          r"i won'?t|no plan|never|i'?m not going to)\b")
+# A short answer that does not deny it, to the avatar's own question about suicide or self-harm.
+_AFFIRMING = re.compile(r"^(?:yes|yeah|yep|yup|ya|maybe|sometimes|kind of|kinda|sort of|i think so|i guess|probably|"
+                        r"a (?:bit|little)|a lot|honestly|i don'?t know|idk|not sure|i do|i am|i have|always|every day|"
+                        r"all the time|more than|tonight|today|soon|i might)\b")
 ANSWER_WORDS = 12  # a message shorter than this is also read with the avatar's question and the lines before
 MIN_WORDS = 4  # a shorter message ("ok", "fine", "now a walk") is too short for meaning alone to call risk
 
@@ -140,6 +145,9 @@ class RiskDetector:
         earlier = [canonical(u.text) for u in history if u.role == "speaker" and u.text.strip()][-HISTORY_LINES:]
         last_listener = next((u.text for u in reversed(history) if u.role == "listener"), "")
         use_history = "history" in parts and bool(history)
+        # The avatar's own question about suicide reads as risk whatever follows it ("who made you?"
+        # after a check-in): an answer to it counts when it affirms, not by its meaning with the question.
+        asked_about_safety = bool(last_listener) and asked_recently([last_listener], turns=1)
 
         found = patterns.match(current) if "patterns" in parts else None
         earlier_found = [patterns.match(e) if "patterns" in parts else None for e in earlier] if use_history else []
@@ -149,7 +157,7 @@ class RiskDetector:
             texts = {"current": current}
             if use_history:
                 texts.update({f"earlier{i}": e for i, e in enumerate(earlier)})
-                if last_listener:
+                if last_listener and not asked_about_safety:
                     texts["answer"] = canonical(last_listener) + " " + current
                 if earlier:
                     texts["together"] = " ".join(earlier[-2:] + [current])
@@ -188,6 +196,8 @@ class RiskDetector:
                 # a short message that may mean risk only with what came before ("I won't need plans")
                 history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.answer_sim)
                                    for k in ("answer", "together"))
+            if asked_about_safety and len(current.split()) < ANSWER_WORDS and _AFFIRMING.search(current):
+                history_says = True  # "yes", "sometimes", "i don't know" to "are you thinking about suicide?"
         grey = own is not None and not short and self._meaning_says(own, margin=t.grey_margin, sim=t.grey_sim)
         judged = None
         asks_judge = judge is not None and "judge" in parts
