@@ -69,7 +69,8 @@ def build(data_dir: str, cache_dir: str, *, real: bool = False, size_px: int = 2
     if not real:
         from e3rg_core.understanding.engine import Understander
 
-        config = replace(config, understanding=replace(config.understanding, voters=("qwen1.5b",)))
+        # the scripted replies are spoken as written (the openings are tested in tests/unit/test_engine.py)
+        config = replace(config, understanding=replace(config.understanding, voters=("qwen1.5b",), openings=False))
         service.pipeline._understander = Understander(config, backends={"qwen1.5b": KeywordChat()})
     demo, launch = build_app(config, service=service)
     return demo, launch, service

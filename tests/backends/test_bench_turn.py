@@ -35,7 +35,8 @@ def bench():
 def report_dir(bench, tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     config = load_config(environ={"E3RG_CACHE_DIR": str(home / "cache"), "E3RG_DATA_DIR": str(home / "data")})
-    config = replace(config, video=replace(config.video, size_px=256))
+    config = replace(config, video=replace(config.video, size_px=256),
+                     understanding=replace(config.understanding, openings=False))  # the scripted reply as written
     understander = Understander(config, backends={
         "qwen1.5b": ScriptedChat(label="sad", reply="That sounds hard. I'm glad you told me."),
         "minilm": FixedClassifier("sad")})

@@ -52,6 +52,8 @@ def understander(env, chat):
     # gives one sample message, a child's height marks on a door frame, a check-in) is measured in
     # tests/backends/test_safety_detector.py and bench/safety.py. Its patterns still run here.
     config = dataclasses.replace(config, safety=dataclasses.replace(config.safety, meaning=False))
+    # ... and the scripted reply is what the CLI stores (openings are tested in tests/unit/test_engine.py)
+    config = dataclasses.replace(config, understanding=dataclasses.replace(config.understanding, openings=False))
     return Understander(config, backends={"qwen1.5b": chat})
 
 
