@@ -140,7 +140,8 @@ def third_person(reply: str, ctx: ReplyContext) -> bool:
 
 def speaker_voice(reply: str, ctx: ReplyContext) -> bool:
     """The reply speaks as the user: a sentence in the first person that mostly repeats their words
-    ("No wonder you're worried. Someone is trying the door handle. I'm alone in the house.")."""
+    ("No wonder you're worried. Someone is trying the door handle. I'm alone in the house."). An answer
+    to their question may repeat its words ("basil grows well in pots")."""
     said = _lower(" ".join((*ctx.earlier_user[-3:], ctx.user_text)))
     theirs = {w for w in _WORD.findall(said) if w not in _STOP and len(w) > 2}
     for sentence in re.split(r"(?<=[.!?])\s+", _lower(reply).strip()):
@@ -148,7 +149,7 @@ def speaker_voice(reply: str, ctx: ReplyContext) -> bool:
         copied = sum(w in theirs for w in words) / len(words) if words else 0.0
         first_person = _FIRST_PERSON.search(sentence) is not None
         to_them = re.search(r"\byou", sentence) is not None
-        if not to_them and len(words) >= 2 and copied >= 0.75 and (first_person or len(words) >= 4):
+        if not ctx.asks and not to_them and len(words) >= 2 and copied >= 0.75 and (first_person or len(words) >= 4):
             return True  # their own sentence said back as the avatar's, or word for word
         if first_person and re.search(r"\bmy\b", said) and any(
                 re.search(rf"\bmy (?:\w+ )?{re.escape(w)}\b", sentence) for w in theirs):

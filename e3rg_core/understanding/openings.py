@@ -17,7 +17,7 @@ import re
 from typing import Sequence
 
 from e3rg_core.types import RiskAssessment
-from e3rg_core.understanding.safety.guard import distressed
+from e3rg_core.understanding.safety.guard import distressed, names_bad_news
 from e3rg_core.understanding.safety.text import canonical
 
 # Family -> openings. Each is a whole short sentence, so it can be spoken while the rest is written.
@@ -76,6 +76,11 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     if risk.level != "none":
         return "care"
     fam = _FAMILY_OF_LABEL.get(label)
+    if asks and not names_bad_news(user_text):
+        # a question gets an answer begun for the model (a gentle opening before it lets the model ask
+        # back instead of answering: "Oh, that sounds so stressful. What tips can you give me?"); a
+        # hard word in it ("any tips for not panicking?") is no bad news to open on
+        return "answer"
     named_bad = bad_news_words(user_text)
     if named_bad:
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"

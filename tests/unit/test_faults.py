@@ -56,3 +56,11 @@ def test_each_detector_finds_its_fault(detector, reply, ctx):
 ])
 def test_fitting_replies_have_no_fault(reply, ctx):
     assert faults(reply, ctx) == ()
+
+
+def test_an_answer_may_repeat_the_words_of_the_question():
+    asked = ReplyContext("Do herbs grow well in pots?", asks=True)
+    assert not DETECTORS["speaker_voice"]("Herbs grow well in pots, yes.", asked)
+    assert DETECTORS["speaker_voice"]("Herbs grow well in pots, yes.", ReplyContext("Herbs grow well in pots."))
+    assert DETECTORS["speaker_voice"]("Ugh. My son got a detention.", ReplyContext(
+        "My son got a detention, can you believe it?", asks=True))

@@ -39,6 +39,7 @@ def test_a_question_gets_the_start_of_an_answer_unless_it_names_bad_news():
     assert fam("I passed! Do you want to hear how?", "proud", "happy", asks=True) == "answer"
     assert fam("Why does everyone leave me out?", "lonely", "sad", asks=True) == "answer"
     assert fam("My mum died. What do I say at the funeral?", "neutral", "neutral", asks=True) == "hard"
+    assert fam("Any tips for not panicking when the plane starts shaking?", "terrified", "fear", asks=True) == "answer"
     assert "answer" in openings.PARTIAL and not openings.choose("answer", "Which book?").endswith((".", "!", "?"))
 
 

@@ -69,6 +69,11 @@ def _distressed(heard: str, coarse: str, risk: RiskAssessment) -> bool:
     return coarse not in ("happy", "surprised") and _BAD_NEWS_WEAK.search(heard) is not None
 
 
+def names_bad_news(user_text: str) -> bool:
+    """The message names plain bad news (a death, a diagnosis, a job lost), not only a hard feeling."""
+    return _BAD_NEWS.search(canonical(user_text)) is not None
+
+
 def distressed(user_text: str, coarse: str, risk: RiskAssessment) -> bool:
     """The message is bad news, a painful feeling or a risk signal: no cheerful words in reply."""
     return _distressed(canonical(user_text), coarse, risk)
