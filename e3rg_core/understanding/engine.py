@@ -318,7 +318,7 @@ class Understander:
             u.risk.level == "check" and not safety.asked_recently(listener)) else ""
         if check_in:  # the question about safety is part of the reply's length
             ctx = replace(ctx, max_words=max(12, ctx.max_words - len(check_in.split())))
-        fam, opening = self.opening(decided)
+        fam, opening = self.opening(decided, ctx)
         partial = fam in openings.PARTIAL
         with contextlib.closing(self._written_sentences(decided, opening=opening, partial=partial,
                                                         first_clause_words=first_clause_words)) as written:
@@ -367,18 +367,17 @@ class Understander:
         """The help resources said in a crisis response (``[safety] resources``, or the built-in text)."""
         return self.safety.resources.strip() or safety.DEFAULT_RESOURCES
 
-    def opening(self, decided: Decided) -> tuple[str | None, str]:
+    def opening(self, decided: Decided, ctx: faults.ReplyContext | None = None) -> tuple[str | None, str]:
         """The family and text of the reply's opening, chosen to fit the feeling (``(None, "")`` when the
         model should begin itself: a plain message, an uncertain emotion, or ``openings = false``); a
         question to the avatar gets the start of an answer, which the model completes."""
         if not self.settings.openings:
             return None, ""
         u, turn = decided.understanding, decided.turn
-        fam = openings.family(turn.text, label=u.emotion, coarse=u.coarse, risk=u.risk,
-                              asks="?" in turn.text, confidence=u.confidence,
-                              earlier=[h.text for h in turn.history if h.role == "speaker"])
-        previous = next((h.text for h in reversed(turn.history) if h.role == "listener"), "")
-        return fam, openings.choose(fam, turn.text, previous_reply=previous, seed=self.settings.seed)
+        ctx = ctx or self.reply_context(decided)
+        fam = openings.family(turn.text, label=u.emotion, coarse=u.coarse, risk=u.risk, asks=ctx.asks,
+                              confidence=u.confidence, earlier=ctx.earlier_user)
+        return fam, openings.choose(fam, turn.text, previous_reply=ctx.previous_reply, seed=self.settings.seed)
 
     def _written_sentences(self, decided: Decided, *, opening: str = "", partial: bool = False,
                            first_clause_words: int = 0) -> Iterator[str]:

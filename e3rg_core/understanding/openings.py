@@ -84,10 +84,6 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     named_bad = bad_news_words(user_text)
     if named_bad:
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
-    if asks:
-        # a question gets an answer begun for the model (a gentle opening before it lets the model ask
-        # back instead of answering: "Oh, that sounds so stressful. What makes you nervous?")
-        return "answer"
     if fam is None or confidence < MIN_CONFIDENCE:
         return None
     if fam in _GOOD_FAMILIES and any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:]):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 from e3rg_core.types import RiskAssessment
 from e3rg_core.understanding.safety.text import canonical
@@ -119,11 +120,16 @@ _CHECK_IN = (
 )
 
 
+@lru_cache(maxsize=1)
+def _safety_questions() -> frozenset[str]:
+    """The avatar's questions about safety (check-ins and the crisis response's), canonical."""
+    return frozenset(canonical(q) for q in (*_CHECK_IN, *_ASK, *_ASK_SELF_HARM))
+
+
 def asked_recently(listener_lines: list[str], *, turns: int = 3) -> bool:
     """One of the avatar's last ``turns`` replies already asked about safety (a check-in or a crisis
     response): a person who answered it is not asked again at once."""
-    asked = {canonical(q) for q in (*_CHECK_IN, *_ASK, *_ASK_SELF_HARM)}
-    return any(q in canonical(line) for line in listener_lines[-turns:] for q in asked)
+    return any(q in canonical(line) for line in listener_lines[-turns:] for q in _safety_questions())
 
 
 def check_in(text: str) -> str:
