@@ -176,7 +176,7 @@ def main() -> None:
             turn = turn_of(row)
             judge = understander.risk_judge(turn)
 
-            def memo(row_id: str = row["id"], judge=judge) -> float | None:
+            def memo(row_id: str = row["id"], judge=judge, judged=judged) -> float | None:
                 if row_id not in judged:
                     judged[row_id] = judge() if judge is not None else None
                 return judged[row_id]

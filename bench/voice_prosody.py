@@ -85,10 +85,10 @@ def main() -> None:
             t = time.perf_counter()
             first = reader.read(five)
             timing[f"{voice}:first_read_s"] = round(time.perf_counter() - t, 4)
-            timing[f"{voice}:read_5s_nuclei"] = _timed(lambda: reader.read(five), args.repeats)
+            timing[f"{voice}:read_5s_nuclei"] = _timed(lambda five=five: reader.read(five), args.repeats)
             words = [w for w in _words(duration_s) if w.end_s <= 5.0]
-            timing[f"{voice}:read_5s_words"] = _timed(lambda: reader.read(five, words=words), args.repeats)
-            timing[f"{voice}:praat_pitch_5s"] = _timed(lambda: _pitch(_sound(y[: 5 * sr], sr)), args.repeats)
+            timing[f"{voice}:read_5s_words"] = _timed(lambda five=five, words=words: reader.read(five, words=words), args.repeats)
+            timing[f"{voice}:praat_pitch_5s"] = _timed(lambda y=y, sr=sr: _pitch(_sound(y[: 5 * sr], sr)), args.repeats)
             timing[f"{voice}:meets_goal"] = timing[f"{voice}:read_5s_nuclei"]["median_s"] < GOAL_S
             print(voice, first.seconds, timing[f"{voice}:read_5s_nuclei"], flush=True)
         try:

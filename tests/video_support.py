@@ -114,7 +114,7 @@ def feature_moves(neutral: list[np.ndarray], other: list[np.ndarray], frame_ids=
         b = cv2.cvtColor(other[i], cv2.COLOR_RGB2GRAY)
         flow = cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 4, 21, 5, 7, 1.5, 0)
 
-        def at(ids):
+        def at(ids, flow=flow):
             return np.array([flow[int(round(points[j, 1])), int(round(points[j, 0]))] for j in ids])
 
         reference = np.median(at(_EYE_CORNERS), axis=0)

@@ -198,7 +198,7 @@ class EmbeddedSpeaker:
         pieces = [prosody.silence(EDGE_SILENCE_S, sr)]
         parts = []
         offset = EDGE_SILENCE_S
-        for i, sentence in enumerate(split_sentences(text)):
+        for sentence in split_sentences(text):
             for ps in engine.phonemize(sentence):
                 try:
                     audio = engine.render(ps, p, rng)

@@ -40,7 +40,7 @@ def test_goemotions_is_read_as_single_class_comments_balanced_per_class(bench, t
     rows = [("made-up happy line", "0", "a1"), ("made-up cross line", "1,2", "a2"),  # anger + annoyance: one class
             ("made-up mixed line", "0,1", "a3"),  # joy and anger: two classes, left out
             ("made-up plain line", "3", "a4"), ("made-up plain line two", "3", "a5"), ("made-up scared line", "4", "a6")]
-    (tmp_path / "dev.tsv").write_text("".join(f"{t}\t{l}\t{i}\n" for t, l, i in rows))
+    (tmp_path / "dev.tsv").write_text("".join(f"{t}\t{labels}\t{i}\n" for t, labels, i in rows))
     items = emotion_classes.load_goemotions(tmp_path, "dev", per_class=1, seed=0)
     golds = sorted(gold for _, _, gold in items)
     assert golds == ["angry", "fear", "happy", "neutral"]  # one per class present, Ekman names mapped

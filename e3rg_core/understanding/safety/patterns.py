@@ -80,12 +80,10 @@ class PatternMatch:
 
 def _said_of_others(clause: str, start: int) -> bool:
     before = clause[:start]
-    last_other = None
-    for last_other in _OTHERS.finditer(before):
-        pass
-    if last_other is None:
+    others = list(_OTHERS.finditer(before))
+    if not others:
         return False
-    return _FIRST_PERSON.search(before[last_other.end():]) is None
+    return _FIRST_PERSON.search(before[others[-1].end():]) is None
 
 
 def match(text: str) -> PatternMatch | None:
