@@ -1,6 +1,6 @@
 """Voting over several emotion predictors: ``majority`` (E3RG-style) or ``soft``.
 
-Soft voting (the default, chosen by measurement: see the README) adds each voter's weighted
+Soft voting (the default, chosen by measurement: see docs/emotion.md) adds each voter's weighted
 log-probabilities over the 36 labels (a product of experts); a voter that reports no probabilities
 counts as 0.8 on its label, the rest spread evenly. Its distribution is the normalised product. The
 decision is taken class first, as the generators and HIT act on the class: the coarse class with the
