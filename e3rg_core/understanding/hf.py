@@ -41,6 +41,7 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 # interleaved with the video track. This one value goes to the processor, generate and forward.
 USE_AUDIO_IN_VIDEO = False
 _INSTALL = "pip install transformers torch"
+CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cu126"
 _LOAD_ERRORS = (OSError, ValueError, KeyError, RuntimeError)
 _PCM_DTYPES = {1: "u1", 2: "<i2", 4: "<i4"}  # WAV sample width in bytes -> numpy dtype
 
@@ -64,11 +65,56 @@ def _placement(torch: Any, device: str, dtype: str) -> tuple[str, Any]:
         raise ConfigError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    elif device.startswith("cuda") and not torch.cuda.is_available():
-        raise BackendUnavailable(f"device {device!r} needs CUDA, which is not available here; use cpu")
+        if device == "cpu":
+            logger.warning("no CUDA GPU here: the transformers backend runs on the CPU in float32 (slow)")
+    elif device.startswith("cuda"):
+        index = int(device.partition(":")[2] or 0)
+        if not torch.cuda.is_available() or index >= torch.cuda.device_count():
+            why = ("this PyTorch has no CUDA (a CPU build)" if torch.version.cuda is None
+                   else f"PyTorch sees {torch.cuda.device_count()} CUDA device(s)")
+            raise BackendUnavailable(
+                f"device {device!r} needs an NVIDIA GPU with CUDA, and {why} (torch {torch.__version__}). "
+                f"On a GPU machine install a CUDA build of PyTorch ({CUDA_TORCH}); elsewhere set "
+                "device = \"cpu\" in the model profile, or choose a CPU profile such as qwen1.5b")
+    elif device != "cpu":
+        raise ConfigError(f"unknown device {device!r}; choose from auto, cpu, cuda, cuda:N")
     if dtype == "auto":
         return device, torch.bfloat16 if device.startswith("cuda") else torch.float32
     return device, getattr(torch, dtype)
+
+
+def _weight_bytes(folder: Path) -> int:
+    """Bytes of the weight files in a local model folder (safetensors, else PyTorch .bin)."""
+    files = list(folder.glob("*.safetensors")) or list(folder.glob("*.bin"))
+    return sum(f.stat().st_size for f in files)
+
+
+def _free_bytes(torch: Any, device: str) -> int | None:
+    """Memory free for the weights on ``device``: the GPU's free memory, or the host's MemAvailable."""
+    if device.startswith("cuda"):
+        free, _total = torch.cuda.mem_get_info(torch.device(device))
+        return int(free)
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None  # not Linux: no check
+
+
+def _check_memory(torch: Any, folder: Path, config: Any, device: str, dtype: Any, model: str) -> None:
+    """Refuse to start a load that cannot fit (a 7B model in float32 on a laptop), before it begins."""
+    saved_as = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None) or ""
+    stored = {"float32": 4, "float64": 8}.get(str(saved_as).replace("torch.", ""), 2)  # else 16-bit
+    need = _weight_bytes(folder) * torch.empty((), dtype=dtype).element_size() / stored
+    free = _free_bytes(torch, device)
+    if free is not None and need > free:
+        where = f"GPU {device}" if device.startswith("cuda") else "this machine"
+        raise BackendUnavailable(
+            f"{model} needs about {need / 1e9:.1f} GB for its weights in {str(dtype).replace('torch.', '')} on "
+            f"{device}, and {where} has {free / 1e9:.1f} GB free; run it on a GPU with more memory "
+            "(device = \"cuda\"), or choose a smaller model (docs/gpu-box.md lists what each needs)")
 
 
 def _read_pcm_wav(path: Path) -> tuple[Any, int]:
@@ -175,6 +221,8 @@ class TransformersChat:
             weights["device_map"] = self.device  # straight onto the device, not through host memory
         try:
             config = transformers.AutoConfig.from_pretrained(source, **hub)
+            if is_local:  # before the slow part: a load that cannot fit stops here, with a message
+                _check_memory(torch, Path(source), config, self.device, self.dtype, model)
             self.omni = config.model_type in OMNI_MODEL_TYPES if omni is None else omni
             if self.omni:
                 try:

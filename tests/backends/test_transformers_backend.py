@@ -210,9 +210,35 @@ def test_chat_template_that_rejects_the_messages_is_a_config_error(tmp_path):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
-def test_cuda_without_a_gpu_is_unavailable(qwen2_dir):
-    with pytest.raises(BackendUnavailable, match="CUDA"):
-        TransformersChat(model=str(qwen2_dir), device="cuda")
+@pytest.mark.parametrize("device", ["cuda", "cuda:1"])
+def test_cuda_without_a_gpu_stops_at_start_up_saying_what_to_install_or_set(qwen2_dir, device):
+    with pytest.raises(BackendUnavailable, match=r"needs an NVIDIA GPU with CUDA.*install a CUDA build of PyTorch "
+                                                 r"\(pip install torch --index-url .*\).*device = \"cpu\""):
+        TransformersChat(model=str(qwen2_dir), device=device)
+
+
+def test_unknown_device_is_a_config_error(qwen2_dir):
+    with pytest.raises(ConfigError, match="unknown device 'gpu'; choose from auto, cpu, cuda, cuda:N"):
+        TransformersChat(model=str(qwen2_dir), device="gpu")
+
+
+def test_weights_that_cannot_fit_stop_before_they_load(qwen2_dir, monkeypatch):
+    """A model too big for the memory left (a 7B omni model in float32 on a CPU box) is refused with the
+    sizes, before from_pretrained reads a byte of the weights."""
+    from e3rg_core.understanding import hf
+
+    transformers = pytest.importorskip("transformers")
+
+    def never(*args, **kwargs):
+        raise AssertionError("the weights were loaded")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", never)
+    monkeypatch.setattr(hf, "_free_bytes", lambda torch_module, device: 1_000)
+    weights = hf._weight_bytes(qwen2_dir)
+    assert weights > 0
+    with pytest.raises(BackendUnavailable, match=r"needs about [\d.]+ GB for its weights in float32 on cpu, and this "
+                                                 r"machine has 0.0 GB free.*device = \"cuda\""):
+        TransformersChat(model=str(qwen2_dir), device="cpu")
 
 
 def test_unknown_dtype_is_a_config_error(qwen2_dir):
