@@ -40,10 +40,15 @@ def speaker_options(config: "Config", backend: str) -> dict[str, Any]:
 
 
 def create_speaker(config: "Config", backend: str = "embedded") -> "Speaker":
-    """Build a speech backend (its models load here)."""
+    """Build a speech backend and load its models here, so that missing weights, packages or a GPU
+    stop the app at start-up (its warm-up builds the speaker) rather than in the middle of a turn."""
     from e3rg_core import registry
 
-    return registry.create("speech", backend, speaker_options(config, backend))
+    speaker = registry.create("speech", backend, speaker_options(config, backend))
+    load = getattr(speaker, "load", None)  # a backend that would otherwise load its models on first use
+    if callable(load):
+        load()
+    return speaker
 
 
 def voice_for(profile: "Profile") -> "VoiceSettings":

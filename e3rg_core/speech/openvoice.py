@@ -124,7 +124,9 @@ def resolve_device(device: str) -> str:
         index = int(device.partition(":")[2] or 0)
         if not torch.cuda.is_available() or index >= torch.cuda.device_count():
             raise BackendUnavailable(f"speech.openvoice_device = {device!r} but CUDA device {index} is not available "
-                                     f"(torch {torch.__version__}); use 'auto' or 'cpu'")
+                                     f"(torch {torch.__version__}, {torch.cuda.device_count()} visible); on a GPU "
+                                     "machine install a CUDA build of PyTorch (pip install torch --index-url "
+                                     "https://download.pytorch.org/whl/cu126), else set it to 'auto' or 'cpu'")
     return device
 
 

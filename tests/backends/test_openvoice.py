@@ -157,13 +157,22 @@ def test_device_auto_falls_back_to_the_cpu_with_a_warning(monkeypatch, caplog):
         resolve_device("cuda:1")
 
 
-def test_created_from_the_config(layout, monkeypatch, tmp_path):
-    install_packages(monkeypatch)
-    speech = dataclasses.replace(SpeechConfig(), openvoice_dir=str(layout.v2), melo_dir=str(layout.melo),
+def test_created_from_the_config_with_its_models_loaded(tiny, upstream, tmp_path):
+    speech = dataclasses.replace(SpeechConfig(), openvoice_dir=str(tiny.v2), melo_dir=str(tiny.melo),
                                  openvoice_device="cpu", openvoice_speed=0.9)
     speaker = create_speaker(Config(speech=speech, cache_dir=tmp_path), "openvoice")
     assert isinstance(speaker, OpenVoiceSpeaker)
     assert (speaker.speed, speaker.cache_dir, speaker.folders["v1"]) == (0.9, tmp_path, None)
+    assert set(speaker._stacks) == {"en-newest"} and speaker.device == "cpu"  # loaded now, not in a turn
+
+
+def test_what_cannot_load_stops_the_creation_from_the_config(layout, monkeypatch, tmp_path):
+    """The app's warm-up creates the speaker: weights or code that cannot load stop it there, with one message."""
+    install_packages(monkeypatch)  # "openvoice" is there, "openvoice.api" is not
+    speech = dataclasses.replace(SpeechConfig(), openvoice_dir=str(layout.v2), melo_dir=str(layout.melo),
+                                 openvoice_device="cpu")
+    with pytest.raises(BackendUnavailable, match="OpenVoice cannot be imported .*pip install git"):
+        create_speaker(Config(speech=speech, cache_dir=tmp_path), "openvoice")
 
 
 # -- the emotion bank -------------------------------------------------------------------------------
