@@ -43,6 +43,7 @@ class OpenAIChat:
         choice_mode: str = "json_schema",
         timeout_s: float = 60.0,
         max_retries: int = 1,
+        check_server: bool = True,
     ) -> None:
         if choice_mode not in CHOICE_MODES:
             raise ConfigError(f"choice_mode {choice_mode!r} is unknown; choose from {', '.join(CHOICE_MODES)}")
@@ -57,7 +58,31 @@ class OpenAIChat:
         self.choice_mode = choice_mode
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed",
                                      timeout=timeout_s, max_retries=max_retries)
+        self.base_url = base_url
         self.last_usage: dict[str, int] = {}
+        if check_server:
+            self._check_server()
+
+    def _check_server(self) -> None:
+        """Ask the server which models it serves, so that a server that is down stops the app at start-up
+        (the warm-up builds this backend) instead of failing the first turn."""
+        openai = self._openai
+        try:
+            served = [m.id for m in self._client.with_options(timeout=10.0, max_retries=0).models.list()]
+        except openai.APIConnectionError as exc:
+            raise BackendUnavailable(
+                f"no OpenAI-compatible server answers at {self.base_url} ({exc}); start it first (for example "
+                f"vllm serve MODEL --served-model-name {self.model}, or python -m llama_cpp.server --model FILE "
+                f"--model_alias {self.model}) or fix base_url in the model profile") from exc
+        except openai.AuthenticationError as exc:
+            raise BackendUnavailable(f"the server at {self.base_url} refused the API key ({exc}); set the profile's "
+                                     "api_key_env to the name of the variable that holds the key") from exc
+        except openai.APIError as exc:  # a server without /models can still answer chats
+            logger.warning("the server at %s does not list its models (%s); not checked", self.base_url, exc)
+            return
+        if self.model not in served:  # some servers answer under any name; vLLM answers 404
+            logger.warning("the server at %s serves %s, not %r: requests name %r", self.base_url,
+                           ", ".join(served) or "no model", self.model, self.model)
 
     def _constraint(self, choices: Sequence[str]) -> dict[str, Any]:
         if self.choice_mode == "json_schema":

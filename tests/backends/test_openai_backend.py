@@ -104,7 +104,8 @@ def test_full_understander_over_the_server(server):
 def test_unreachable_server_is_backend_failed():
     from e3rg_core.understanding.openai_compat import OpenAIChat
 
-    chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{_free_port()}/v1", timeout_s=2, max_retries=0)
+    chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{_free_port()}/v1", timeout_s=2, max_retries=0,
+                      check_server=False)
     with pytest.raises(BackendFailed, match="cannot reach"):
         chat.chat(prompts.emotion_messages(UserTurn(text="hi")), max_tokens=4)
 
@@ -185,7 +186,7 @@ def scripted():
 def streaming(scripted):
     from e3rg_core.understanding.openai_compat import OpenAIChat
 
-    return OpenAIChat("m", base_url=scripted.url, choice_mode="none", timeout_s=5, max_retries=0)
+    return OpenAIChat("m", base_url=scripted.url, choice_mode="none", timeout_s=5, max_retries=0, check_server=False)
 
 
 HELLO = [ChatMessage("user", "hello")]
@@ -237,10 +238,30 @@ def test_http_error_before_the_stream_is_backend_failed(scripted, streaming):
         list(streaming.chat_stream(HELLO, max_tokens=8))
 
 
+def test_a_server_that_is_down_stops_the_backend_at_creation_saying_what_to_start():
+    from e3rg_core.errors import BackendUnavailable
+    from e3rg_core.understanding.openai_compat import OpenAIChat
+
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    with pytest.raises(BackendUnavailable, match=f"no OpenAI-compatible server answers at {url}.*start it first.*"
+                                                 "--served-model-name gpu-llm.*fix base_url"):
+        OpenAIChat("gpu-llm", base_url=url, timeout_s=2, max_retries=0)
+
+
+def test_a_server_that_serves_another_name_is_only_a_warning(server, caplog):
+    from e3rg_core.understanding.openai_compat import OpenAIChat
+
+    OpenAIChat("small", base_url=server)
+    assert "not 'small'" not in caplog.text
+    OpenAIChat("other", base_url=server)
+    assert "serves small, not 'other'" in caplog.text
+
+
 def test_unreachable_server_while_streaming_is_backend_failed():
     from e3rg_core.understanding.openai_compat import OpenAIChat
 
-    chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{_free_port()}/v1", timeout_s=2, max_retries=0)
+    chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{_free_port()}/v1", timeout_s=2, max_retries=0,
+                      check_server=False)
     with pytest.raises(BackendFailed, match="cannot reach"):
         next(chat.chat_stream(HELLO, max_tokens=4))
 
