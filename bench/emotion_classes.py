@@ -66,7 +66,7 @@ def load_goemotions(folder: Path, split: str, *, per_class: int, seed: int) -> l
 def decide_all(understander: Understander, items: list) -> tuple[list[str], list[float], list[dict]]:
     preds, seconds, rows = [], [], []
     for i, (item_id, turn, gold) in enumerate(items):
-        u = understander.decide(turn).understanding
+        u = understander.decide(turn).decision
         preds.append(u.coarse)
         seconds.append(u.timings_s["emotion_s"])
         rows.append({"id": item_id, "gold": gold, "pred": u.coarse, "label": u.emotion})

@@ -42,10 +42,10 @@ from typing import Any
 
 from _common import REPORTS, load_dev_set, machine
 
+from e3rg_core.events import STAGES, RenderedPiece, SpokenPiece, StageResult, TurnRequest
 from e3rg_core.memory.profiles import VoiceSettings
-from e3rg_core.pipeline import STAGES, Pipeline, StageResult, TurnRequest
+from e3rg_core.pipeline import Pipeline
 from e3rg_core.speech import voice_for
-from e3rg_core.streaming import RenderedPiece, SpokenPiece
 from e3rg_core.types import UserTurn
 
 AVATARS = ("nova", "margaret", "walter")

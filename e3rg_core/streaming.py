@@ -35,52 +35,23 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from e3rg_core.errors import InputError
-from e3rg_core.types import Speech, Understanding, Video
+from e3rg_core.events import (EmotionDecided, RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnEvent,
+                              TurnRequest)
+from e3rg_core.stages import Stages
+from e3rg_core.types import Decision, Speech, Stage, Video
 
 if TYPE_CHECKING:
+    from e3rg_core.media.mp4 import AacEncoding
     from e3rg_core.memory import Profile
-    from e3rg_core.pipeline import Pipeline, TurnRequest
+    from e3rg_core.understanding.engine import Decided
+
+__all__ = ["CHUNK_S", "FIRST_CLAUSE_WORDS", "EmotionDecided", "RenderedPiece", "SpokenPiece", "stream_turn"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class EmotionDecided:
-    """The user's emotion and the avatar's, before the reply is written (``reply`` is empty)."""
-
-    understanding: Understanding
-    seconds: float
-
-
-@dataclass(frozen=True)
-class SpokenPiece:
-    """A piece of the reply in the avatar's voice, ready to play."""
-
-    index: int
-    text: str
-    speech: Speech  # padded to whole video frames
-    start_s: float  # where the piece starts in the whole reply
-    at_s: float  # seconds since the turn began
-
-
-@dataclass(frozen=True)
-class RenderedPiece:
-    """A segment of the talking-head video (its own audio track included), in order.
-
-    A spoken piece is shown by one segment or more: while the LLM writes, video is rendered a
-    second (``CHUNK_S``) at a time.
-    """
-
-    index: int  # the segment's number
-    piece: int  # the spoken piece it shows
-    video: Video
-    start_s: float  # where it starts in the whole reply
-    at_s: float
 
 
 #: while the LLM writes, the video is rendered in segments this long (the first one always is)
@@ -92,31 +63,28 @@ FIRST_CLAUSE_WORDS = 4
 _DONE = object()
 
 
-def stream_turn(pipeline: "Pipeline", request: "TurnRequest", workdir: Path) -> Iterator[Any]:
+def stream_turn(stages: Stages, request: TurnRequest, workdir: Path) -> Iterator[TurnEvent]:
     """The events of one streamed turn (see the module docstring)."""
-    from e3rg_core.pipeline import StageFailure, StageResult
-
     began = time.perf_counter()
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    avatar = pipeline.library.get(request.avatar_id) if request.avatar_id else pipeline.library.default()
+    avatar = stages.avatar(request.avatar_id)
 
-    step = pipeline.step("heard", lambda: pipeline.hear(request, workdir))
+    step = stages.run_stage(Stage.HEARD, lambda: stages.hear(request, workdir))
     yield step
     heard = step.value
     start = time.perf_counter()
-    understander, decided = pipeline.decide(heard, request)
-    yield EmotionDecided(decided.understanding, time.perf_counter() - start)
+    decided = stages.decide(heard, request)
+    yield EmotionDecided(decided.decision, time.perf_counter() - start)
 
-    renderer = pipeline.renderer()
-    fps = float(getattr(renderer, "fps", 25))
+    fps = float(getattr(stages.renderer(), "fps", 25))
     events: queue.Queue = queue.Queue()
     sentences: queue.Queue = queue.Queue()
     stop = threading.Event()
     written: dict[str, float] = {}
     writer = threading.Thread(target=_write_reply, name="e3rg-reply",
-                              args=(pipeline, understander, decided, sentences, events, stop, written), daemon=True)
-    media = _Media(pipeline, decided.understanding, avatar, workdir, fps, sentences, events, stop, began)
+                              args=(stages, decided, sentences, events, stop, written), daemon=True)
+    media = _Media(stages, decided.decision, avatar, workdir, fps, sentences, events, stop, began)
     performer = threading.Thread(target=media.run, name="e3rg-media", daemon=True)
     writer.start()
     performer.start()
@@ -144,12 +112,13 @@ def stream_turn(pipeline: "Pipeline", request: "TurnRequest", workdir: Path) -> 
         raise InputError(f"nothing to speak in the reply {' '.join(media.texts)[:80]!r}: it has no pronounceable words")
     reply = " ".join(media.texts)
     reply_s = written.get("reply_s", 0.0)
-    understanding = understander.finish(decided, reply, reply_s=reply_s)
-    yield StageResult("understood", understanding, understanding.timings_s.get("emotion_s", 0.0) + reply_s)
+    understanding = stages.finish(decided, reply, reply_s=reply_s)
+    yield StageResult(Stage.UNDERSTOOD, understanding, understanding.timings_s.get("emotion_s", 0.0) + reply_s)
     start = time.perf_counter()
     speech = media.join_voice()  # joined when the last piece was spoken, unless the turn ended otherwise
-    yield StageResult("spoken", speech, media.seconds["spoken"] + time.perf_counter() - start, media.waits["spoken"])
-    video: Any
+    yield StageResult(Stage.SPOKEN, speech, media.seconds[Stage.SPOKEN] + time.perf_counter() - start,
+                      media.waits[Stage.SPOKEN])
+    video: Video | StageFailure
     start = time.perf_counter()
     if media.video_failure is not None:
         video = media.video_failure
@@ -158,20 +127,19 @@ def stream_turn(pipeline: "Pipeline", request: "TurnRequest", workdir: Path) -> 
             video = _join_video(media.rendered, speech, workdir / "reply.mp4", media.aac)
         except Exception as exc:  # noqa: BLE001 - the video is optional: the turn keeps its voice
             logger.exception("joining the video pieces failed; the turn goes on without video")
-            video = StageFailure("rendered", f"the video could not be made: {exc}")
-    yield StageResult("rendered", video, media.seconds["rendered"] + time.perf_counter() - start,
-                      media.waits["rendered"])
-    if pipeline.config.perception.check_output and not isinstance(video, StageFailure):
-        yield pipeline.step("checked", lambda: pipeline.check(speech, video, avatar, workdir))
+            video = StageFailure(Stage.RENDERED, f"the video could not be made: {exc}")
+    yield StageResult(Stage.RENDERED, video, media.seconds[Stage.RENDERED] + time.perf_counter() - start,
+                      media.waits[Stage.RENDERED])
+    if stages.config.perception.check_output and isinstance(video, Video):
+        yield stages.run_stage(Stage.CHECKED, lambda: stages.check(speech, video, avatar, workdir))
 
 
-def _write_reply(pipeline, understander, decided, sentences: queue.Queue, events: queue.Queue,
+def _write_reply(stages: Stages, decided: Decided, sentences: queue.Queue, events: queue.Queue,
                  stop: threading.Event, written: dict[str, float]) -> None:
     """The writer thread: the reply's sentences into ``sentences`` as the model ends each one."""
     try:
-        with pipeline.locked("understood"):
-            start = time.perf_counter()
-            stream = understander.reply_sentences(decided, first_clause_words=FIRST_CLAUSE_WORDS)
+        with stages.measured() as clock:
+            stream = stages.write(decided, first_clause_words=FIRST_CLAUSE_WORDS)
             try:
                 for sentence in stream:
                     sentences.put(sentence)
@@ -179,7 +147,7 @@ def _write_reply(pipeline, understander, decided, sentences: queue.Queue, events
                         break
             finally:
                 stream.close()
-            written["reply_s"] = time.perf_counter() - start
+        written["reply_s"] = clock.seconds
     except BaseException as exc:  # noqa: BLE001 - handed to the turn's thread, which raises it
         events.put(exc)
     finally:
@@ -190,21 +158,20 @@ def _write_reply(pipeline, understander, decided, sentences: queue.Queue, events
 class _Media:
     """The media thread: speak each piece as soon as its text is ready, render the video when nothing is."""
 
-    def __init__(self, pipeline, understanding: Understanding, avatar: "Profile", workdir: Path, fps: float,
+    def __init__(self, stages: Stages, decision: Decision, avatar: Profile, workdir: Path, fps: float,
                  sentences: queue.Queue, events: queue.Queue, stop: threading.Event, began: float) -> None:
-        self.pipeline, self.understanding, self.avatar, self.workdir, self.fps = \
-            pipeline, understanding, avatar, workdir, fps
+        self.stages, self.decision, self.avatar, self.workdir, self.fps = stages, decision, avatar, workdir, fps
         self.sentences, self.events, self.stop, self.began = sentences, events, stop, began
         self.texts: list[str] = []
         self.spoken: list[Speech] = []
         self.segments: list[tuple[int, Speech, float]] = []  # (piece, speech, start_s) still to render
         self.rendered: list[Video] = []
-        self.video_failure = None
-        self.seconds = {"spoken": 0.0, "rendered": 0.0}
-        self.waits = {"spoken": 0.0, "rendered": 0.0}
+        self.video_failure: StageFailure | None = None
+        self.seconds = {Stage.SPOKEN: 0.0, Stage.RENDERED: 0.0}
+        self.waits = {Stage.SPOKEN: 0.0, Stage.RENDERED: 0.0}
         self._written = False  # the writer has handed over the whole reply
         self.voice: Speech | None = None  # the whole reply's WAV, once it is all spoken
-        self.aac = None  # its AAC (an AacEncoding), for the joined MP4
+        self.aac: AacEncoding | None = None  # its AAC, for the joined MP4
 
     def run(self) -> None:
         try:
@@ -256,7 +223,7 @@ class _Media:
 
             start = time.perf_counter()
             self.voice = join_speech(self.spoken, self.workdir / "reply.wav")
-            self.seconds["spoken"] += time.perf_counter() - start
+            self.seconds[Stage.SPOKEN] += time.perf_counter() - start
             if self.video_failure is None:
                 try:
                     self.aac = AacEncoding(self.voice.wav_path, self.workdir / "reply.m4a")
@@ -279,54 +246,47 @@ class _Media:
         return piece, head, offset
 
     def _speak(self, text: str) -> None:
-        from e3rg_core.speech import voice_for
         from e3rg_core.speech.pieces import pad_to_frames
 
         index = len(self.spoken)
-        voice = voice_for(self.avatar)
-        start = time.perf_counter()
         self.texts.append(text)
-        with self.pipeline.locked("spoken") as waited:
+        with self.stages.measured() as clock:
             try:
-                speech = self.pipeline.speaker(voice.backend).synthesize(
-                    text, emotion=self.understanding.reply_emotion, intensity=self.understanding.reply_intensity,
-                    voice=voice, out_path=self.workdir / f"piece{index:03d}.wav")
+                speech = self.stages.speak(text, emotion=self.decision.reply_emotion,
+                                           intensity=self.decision.reply_intensity, avatar=self.avatar,
+                                           out_path=self.workdir / f"piece{index:03d}.wav")
             except InputError as exc:  # e.g. a piece that is only an emoji; the reply's other pieces are spoken
                 logger.info("piece %d has nothing to speak (%s); it stays in the text only", index, exc)
                 return
             speech = pad_to_frames(speech, fps=self.fps)
-        self.waits["spoken"] += waited
-        self.seconds["spoken"] += time.perf_counter() - start - waited
+        self.waits[Stage.SPOKEN] += clock.waited_s
+        self.seconds[Stage.SPOKEN] += clock.seconds
         offset = sum(s.duration_s for s in self.spoken)
         self.spoken.append(speech)
         self.events.put(SpokenPiece(index, text, speech, offset, time.perf_counter() - self.began))
         self.segments.append((index, speech, offset))
 
     def _render(self, piece: int, speech: Speech, offset: float) -> None:
-        from e3rg_core.pipeline import StageFailure
-
         index = len(self.rendered)
-        limit = float(self.pipeline.config.video.timeout_s)
-        start, waited = time.perf_counter(), 0.0
+        limit = float(self.stages.config.video.timeout_s)
         try:
-            if self.seconds["rendered"] > limit:
+            if self.seconds[Stage.RENDERED] > limit:
                 raise TimeoutError(f"the video took longer than {limit:.0f} s and was given up")
-            with self.pipeline.locked("rendered") as waited:
-                video = self.pipeline.renderer().render(
-                    speech, portrait=self.avatar.portrait, emotion=speech.emotion, intensity=speech.intensity,
-                    out_path=self.workdir / f"segment{index:03d}.mp4", start_s=offset)
+            with self.stages.measured() as clock:
+                video = self.stages.render(speech, self.avatar, self.workdir / f"segment{index:03d}.mp4",
+                                           start_s=offset)
         except Exception as exc:  # noqa: BLE001 - the video is optional: the voice goes on
             logger.exception("rendering segment %d failed; the reply goes on without video", index)
             message = str(exc) if isinstance(exc, TimeoutError) else f"the video could not be made: {exc}"
-            self.video_failure = StageFailure("rendered", message)
+            self.video_failure = StageFailure(Stage.RENDERED, message)
             return
-        self.waits["rendered"] += waited
-        self.seconds["rendered"] += time.perf_counter() - start - waited
+        self.waits[Stage.RENDERED] += clock.waited_s
+        self.seconds[Stage.RENDERED] += clock.seconds
         self.rendered.append(video)
         self.events.put(RenderedPiece(index, piece, video, offset, time.perf_counter() - self.began))
 
 
-def _join_video(parts: list[Video], speech: Speech, out_path: Path, aac=None) -> Video:
+def _join_video(parts: list[Video], speech: Speech, out_path: Path, aac: AacEncoding | None = None) -> Video:
     from e3rg_core.errors import BackendFailed
     from e3rg_core.media.mp4 import concat_mp4
 

@@ -6,12 +6,24 @@ The dialogue roles follow AvaMERG: the *speaker* is the person talking to e3rg (
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal, Mapping
 
 Role = Literal["speaker", "listener"]
 ROLES: tuple[str, ...] = ("speaker", "listener")
+
+
+class Stage(StrEnum):
+    """The stages of a turn, in the order a turn finishes them (the names the timings and the sessions use)."""
+
+    HEARD = "heard"  # the user's words, typed or transcribed, and how they came across
+    UNDERSTOOD = "understood"  # the user's emotion and the avatar's reply
+    SPOKEN = "spoken"  # the reply in the avatar's voice
+    RENDERED = "rendered"  # the talking-head video (optional: a turn can be delivered without it)
+    CHECKED = "checked"  # the avatar's own face and voice read back (optional; ``perception.check_output``)
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,10 @@ class UserTurn:
     context: str = ""  # the situation, as AvaMERG gives it ("Dialogue context: ..." in E3RG's prompts)
 
 
+#: the voter of the one vote an emotion the user corrected has
+CORRECTION_VOTER = "user"
+
+
 @dataclass(frozen=True)
 class EmotionVote:
     """One predictor's answer about the user's emotion."""
@@ -48,6 +64,11 @@ class EmotionVote:
     valid: bool  # False when the raw answer matched no label and the fallback was used
     seconds: float
     scores: Mapping[str, float] = field(default_factory=dict)  # label -> probability, if known
+
+    def as_dict(self, *, raw: bool = False) -> dict[str, object]:
+        """The vote as plain JSON values (sessions, the eval, the CLI); ``raw`` adds the predictor's own answer."""
+        return {"voter": self.voter, "label": self.label, **({"raw": self.raw} if raw else {}), "valid": self.valid,
+                "seconds": round(self.seconds, 3)}
 
 
 RiskLevel = Literal["none", "care", "check", "crisis"]
@@ -76,8 +97,11 @@ class RiskAssessment:
 
 
 @dataclass(frozen=True)
-class Understanding:
-    """Stage 1's result: the user's emotion and the avatar's empathetic reply."""
+class Decision:
+    """Stage 1's first half: the user's emotion and how the avatar will sound and look, before the reply exists.
+
+    All that speech and video need to begin, so a streamed turn knows it before the reply's first sentence.
+    """
 
     emotion: str  # fine label, one of emotions.CANDIDATES
     coarse: str  # emotions.COARSE class under the configured map
@@ -86,17 +110,35 @@ class Understanding:
     coarse_distribution: Mapping[str, float]  # coarse class -> share of the votes, sums to 1
     confidence: float  # share of the winning coarse class, 0..1
     votes: tuple[EmotionVote, ...]
-    reply: str
     reply_emotion: str  # coarse class the avatar should express while replying
     reply_intensity: float  # 0..1
     risk: RiskAssessment = field(default_factory=RiskAssessment)
     timings_s: Mapping[str, float] = field(default_factory=dict)
-    guarded: tuple[str, ...] = ()  # why the output guard replaced reply sentences, if it did
 
     @property
     def crisis(self) -> bool:
         """This message signals a risk of suicide or self-harm: the reply is the crisis response."""
         return self.risk.level == "crisis"
+
+    @property
+    def corrected(self) -> bool:
+        """The emotion is the user's own correction, not a prediction (``Understander.decide(emotion=...)``)."""
+        return bool(self.votes) and self.votes[0].voter == CORRECTION_VOTER
+
+
+@dataclass(frozen=True, kw_only=True)
+class Understanding(Decision):
+    """Stage 1's result: the decision (the user's emotion, the avatar's), and the avatar's empathetic reply."""
+
+    reply: str
+    guarded: tuple[str, ...] = ()  # why the output guard replaced reply sentences, if it did
+
+    @classmethod
+    def of(cls, decision: Decision, reply: str, *, timings_s: Mapping[str, float],
+           guarded: tuple[str, ...] = ()) -> Understanding:
+        """The decision with its reply written (``timings_s`` replaces the decision's)."""
+        fields = {f.name: getattr(decision, f.name) for f in dataclasses.fields(Decision)}
+        return cls(**{**fields, "timings_s": timings_s}, reply=reply, guarded=guarded)
 
 
 @dataclass(frozen=True)

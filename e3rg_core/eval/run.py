@@ -41,6 +41,7 @@ from e3rg_core.errors import BackendFailed, ConfigError, InputError
 from e3rg_core.eval import metrics
 from e3rg_core.eval.avamerg import Conversation, Dataset, Turn, load_avamerg
 from e3rg_core.eval.report import render_table, summarize
+from e3rg_core.types import Stage
 from e3rg_core.voters import parse_voter
 
 logger = logging.getLogger(__name__)
@@ -234,7 +235,7 @@ def _run_item(pipeline: Any, item: Item, *, options: EvalOptions, out: Path) -> 
 
 
 def _run_in(pipeline: Any, item: Item, *, options: EvalOptions, out: Path, workdir: Path) -> dict[str, Any]:
-    from e3rg_core.pipeline import TurnRequest
+    from e3rg_core.events import TurnRequest
 
     avatar = _avatar(pipeline, item) if options.generate else None
     start = time.perf_counter()
@@ -249,17 +250,17 @@ def _run_in(pipeline: Any, item: Item, *, options: EvalOptions, out: Path, workd
         try:
             for step in pipeline.run(request, workdir):
                 values[step.stage], timings[step.stage] = step.value, round(step.seconds, 3)
-                if step.stage == "understood" and not options.generate:
+                if step.stage is Stage.UNDERSTOOD and not options.generate:
                     break
             break
         except InputError as exc:
-            if "heard" in values or (audio is None and video is None):
+            if Stage.HEARD in values or (audio is None and video is None):
                 raise
             # an unreadable clip must not lose the turn: hear less of it
             notes.append(f"{(video or audio).name}: {exc}")
             logger.warning("item %s: %s; trying without it", item.key, exc)
-    u = values["understood"]
-    heard = values["heard"]
+    u = values[Stage.UNDERSTOOD]
+    heard = values[Stage.HEARD]
     row = {
         "predicted": u.emotion, "coarse": u.coarse,
         "hit": coarse_of(u.emotion, map_name=metrics.HIT_MAP) == _gold_coarse(item.turn.gold)
@@ -267,8 +268,7 @@ def _run_in(pipeline: Any, item: Item, *, options: EvalOptions, out: Path, workd
         "confidence": round(u.confidence, 4), "reply": u.reply, "reply_emotion": u.reply_emotion,
         "crisis": u.crisis,
         "risk": u.risk.as_dict(),
-        "votes": [{"voter": v.voter, "label": v.label, "valid": v.valid, "seconds": round(v.seconds, 3)}
-                  for v in u.votes],
+        "votes": [v.as_dict() for v in u.votes],
         "input": heard.input_kind,
         "media": {"audio": request.audio_path.name if request.audio_path else None,
                   "video": request.video_path.name if request.video_path else None},
@@ -280,13 +280,13 @@ def _run_in(pipeline: Any, item: Item, *, options: EvalOptions, out: Path, workd
         gen.mkdir(parents=True, exist_ok=True)
         files = {ext: generated_name(item, f".{ext}") for ext in ("txt", "wav", "mp4")}
         _write_atomic(gen / files["txt"], u.reply + "\n")
-        os.replace(values["spoken"].wav_path, gen / files["wav"])
-        os.replace(values["rendered"].mp4_path, gen / files["mp4"])
+        os.replace(values[Stage.SPOKEN].wav_path, gen / files["wav"])
+        os.replace(values[Stage.RENDERED].mp4_path, gen / files["mp4"])
         row["avatar"] = avatar.id
         row["files"] = {ext: f"{GENERATED}/{name}" for ext, name in files.items()}
-        row["speech_s"] = round(values["spoken"].duration_s, 3)
-        if values.get("checked") is not None:
-            row["consistency"] = values["checked"].as_dict()
+        row["speech_s"] = round(values[Stage.SPOKEN].duration_s, 3)
+        if values.get(Stage.CHECKED) is not None:
+            row["consistency"] = values[Stage.CHECKED].as_dict()
     row["seconds"] = round(time.perf_counter() - start, 3)
     return row
 

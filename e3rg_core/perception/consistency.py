@@ -26,7 +26,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from e3rg_core.memory import Profile
+    from e3rg_core.stages import Stages
 
 #: the direction each class should move the voice's arousal, against the same text said neutrally:
 #: 1 up, -1 down, 0 little either way, "calm" not up (disgust and contempt are slower and lower in
@@ -127,20 +131,16 @@ def check_output(*, intended: str, video_path: Path | None, wav_path: Path | Non
                        voice_arousal=arousal, voice_ok=voice_ok, seconds=time.perf_counter() - start)
 
 
-def check_avatar(pipeline: Any, profile: Any, *, text: str, emotions: Sequence[str], workdir: Path,
+def check_avatar(pipeline: Stages, profile: Profile, *, text: str, emotions: Sequence[str], workdir: Path,
                  intensity: float = 1.0) -> dict[str, Consistency]:
     """Which emotions an avatar's face and voice carry: ``text`` spoken and rendered in each of ``emotions``
-    through ``pipeline`` (a ``Pipeline``) and checked as a turn is (``Pipeline.check``)."""
-    from e3rg_core.speech import voice_for
-
-    voice = voice_for(profile)
-    speaker = pipeline.speaker(voice.backend)
+    through ``pipeline`` and checked as a turn is (``Stages.check``)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     checks = {}
     for emotion in emotions:
-        speech = speaker.synthesize(text, emotion=emotion, intensity=intensity, voice=voice,
-                                    out_path=workdir / f"{emotion}.wav")
+        speech = pipeline.speak(text, emotion=emotion, intensity=intensity, avatar=profile,
+                                out_path=workdir / f"{emotion}.wav")
         video = pipeline.render(speech, profile, workdir / f"{emotion}.mp4")
         checks[emotion] = pipeline.check(speech, video, profile, workdir)
     return checks

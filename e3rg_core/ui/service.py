@@ -23,12 +23,13 @@ from typing import Any, Iterator
 
 from e3rg_core.config import Config
 from e3rg_core.errors import InputError
+from e3rg_core.events import RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnRequest
 from e3rg_core.memory import AvatarLibrary, Profile
 from e3rg_core.memory.ownership import delete_own, may_use, visible_profiles
 from e3rg_core.memory.profiles import check_avatar_id
-from e3rg_core.pipeline import Pipeline, StageFailure, StageResult, TurnRequest
-from e3rg_core.streaming import RenderedPiece, SpokenPiece
+from e3rg_core.pipeline import Pipeline
 from e3rg_core.sessions import Session, SessionInfo, SessionStore, StoredTurn, TurnRecord
+from e3rg_core.types import Stage
 from e3rg_core.ui.access import NOT_YOURS
 
 logger = logging.getLogger(__name__)
@@ -172,8 +173,8 @@ class ChatService:
                 elif isinstance(step, (SpokenPiece, RenderedPiece)) and step.index == 0:
                     firsts["first_audio_s" if isinstance(step, SpokenPiece) else "first_video_s"] = round(step.at_s, 3)
                 yield step
-            heard, understanding = values["heard"], values["understood"]
-            speech, video = values["spoken"], values["rendered"]
+            heard, understanding = values[Stage.HEARD], values[Stage.UNDERSTOOD]
+            speech, video = values[Stage.SPOKEN], values[Stage.RENDERED]
             failures = {k: v.message for k, v in values.items() if isinstance(v, StageFailure)}
             media = dict(user_media or {})
             if request.audio_path:
@@ -184,8 +185,7 @@ class ChatService:
             if not isinstance(video, StageFailure):
                 media["reply_video"] = video.mp4_path
             details: dict[str, Any] = {
-                "votes": [{"voter": v.voter, "label": v.label, "valid": v.valid, "seconds": round(v.seconds, 3)}
-                          for v in understanding.votes],
+                "votes": [v.as_dict() for v in understanding.votes],
                 "distribution": dict(sorted(understanding.distribution.items(), key=lambda kv: -kv[1])[:5]),
                 "coarse_distribution": dict(understanding.coarse_distribution),
                 "crisis": understanding.crisis,
@@ -208,7 +208,7 @@ class ChatService:
                     v = perception.voice
                     details["voice"] = {"arousal": round(v.arousal, 3), "cues": v.cues,
                                         "f0_median_hz": round(v.f0_median_hz, 1), "speaking_rate": round(v.speaking_rate, 2)}
-            checked = values.get("checked")
+            checked = values.get(Stage.CHECKED)
             if checked is not None and not isinstance(checked, StageFailure):
                 details["consistency"] = checked.as_dict()
                 details["consistency_summary"] = checked.summary()

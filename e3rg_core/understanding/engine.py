@@ -27,7 +27,7 @@ from e3rg_core import registry
 from e3rg_core.config import Config, ModelProfile
 from e3rg_core.emotions import CANDIDATES, normalize_label, wheel
 from e3rg_core.errors import BackendFailed, ConfigError, E3rgError, InputError
-from e3rg_core.types import EmotionVote, RiskAssessment, Understanding, Utterance, UserTurn
+from e3rg_core.types import CORRECTION_VOTER, Decision, EmotionVote, RiskAssessment, Understanding, Utterance, UserTurn
 from e3rg_core.understanding import faults, openings, prompts, safety
 from e3rg_core.understanding.base import (ChatModel, ChoiceScorer, ContinuingChat, EmotionClassifier, StreamingChat,
                                           TurnMedia)
@@ -251,8 +251,8 @@ class Understander:
                 logger.warning("voter %s failed: %s", voter.spec, exc)
                 failures.append(f"{voter.spec}: {exc}")
         if corrected is not None:
-            votes = [EmotionVote("user", corrected, str(emotion), True, 0.0, {corrected: 1.0})]
-            result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights={"user": 1.0})
+            votes = [EmotionVote(CORRECTION_VOTER, corrected, str(emotion), True, 0.0, {corrected: 1.0})]
+            result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights={CORRECTION_VOTER: 1.0})
         elif not votes:
             raise BackendFailed("every emotion predictor failed: " + "; ".join(failures))
         else:
@@ -277,7 +277,7 @@ class Understander:
             point = wheel(label, map_name=s.emotion_map)
             reply_emotion = coarse if s.reply_emotion == "mirror" else _SOOTHE[coarse]
             reply_intensity = point.intensity if reply_emotion == coarse else 0.4
-        understanding = Understanding(
+        decision = Decision(
             emotion=label,
             coarse=coarse,
             intensity=wheel(label, map_name=s.emotion_map).intensity,
@@ -285,13 +285,12 @@ class Understander:
             coarse_distribution=result.coarse_distribution,
             confidence=result.confidence,
             votes=tuple(votes),
-            reply="",
             reply_emotion=reply_emotion,
             reply_intensity=reply_intensity,
             risk=risk,
             timings_s={"emotion_s": emotion_s, "safety_s": time.perf_counter() - start - emotion_s},
         )
-        return Decided(turn=turn, media=media, understanding=understanding)
+        return Decided(turn=turn, media=media, decision=decision)
 
     def reply_sentences(self, decided: Decided, *, first_clause_words: int = 0) -> Iterator[str]:
         """The reply, one clean sentence at a time, as the responder writes it.
@@ -307,7 +306,7 @@ class Understander:
         message that comes near risk less surely ("check") ends with a gentle question about safety,
         unless one of the avatar's last three replies asked it already.
         """
-        u = decided.understanding
+        u = decided.decision
         if u.crisis:
             yield from safety.crisis_sentences(decided.turn.text, u.risk, resources=self.resources)
             return
@@ -354,7 +353,7 @@ class Understander:
     def reply_context(self, decided: Decided) -> faults.ReplyContext:
         """What the reply answers, for the fault detectors: the message, whether it is bad or good news,
         whether it asks the avatar something, and the conversation before it."""
-        u, turn = decided.understanding, decided.turn
+        u, turn = decided.decision, decided.turn
         news = ("bad" if safety.distressed(turn.text, u.coarse, u.risk)
                 else "good" if u.coarse in ("happy", "surprised") else "neutral")
         earlier = tuple(h.text for h in turn.history if h.role == "speaker")
@@ -373,7 +372,7 @@ class Understander:
         question to the avatar gets the start of an answer, which the model completes."""
         if not self.settings.openings:
             return None, ""
-        u, turn = decided.understanding, decided.turn
+        u, turn = decided.decision, decided.turn
         ctx = ctx or self.reply_context(decided)
         fam = openings.family(turn.text, label=u.emotion, coarse=u.coarse, risk=u.risk, asks=ctx.asks,
                               confidence=u.confidence, earlier=ctx.earlier_user)
@@ -389,8 +388,8 @@ class Understander:
         turn = decided.turn
         examples = prompts.select_examples(turn.text, s.shots, seed=s.seed)
         messages = prompts.reply_messages(
-            turn, emotion=decided.understanding.emotion, style=s.response_prompt, examples=examples,
-            max_utterances=s.history_utterances, caring=decided.understanding.risk.level in ("care", "check"),
+            turn, emotion=decided.decision.emotion, style=s.response_prompt, examples=examples,
+            max_utterances=s.history_utterances, caring=decided.decision.risk.level in ("care", "check"),
             opening=opening, asks="?" in turn.text,
         )
         if opening and not partial:
@@ -432,8 +431,8 @@ class Understander:
 
     def finish(self, decided: Decided, reply: str, *, reply_s: float) -> Understanding:
         """The whole stage's result once the reply is written."""
-        timings = {**decided.understanding.timings_s, "reply_s": reply_s}
-        return replace(decided.understanding, reply=reply, timings_s=timings, guarded=tuple(decided.guarded))
+        timings = {**decided.decision.timings_s, "reply_s": reply_s}
+        return Understanding.of(decided.decision, reply, timings_s=timings, guarded=tuple(decided.guarded))
 
 
 def _begun(prefix: str, pieces: Iterator[str]) -> Iterator[str]:
@@ -458,9 +457,9 @@ def _same_words(a: str, b: str) -> bool:
 
 @dataclass(frozen=True)
 class Decided:
-    """Stage 1 up to the reply: the cleaned turn and the emotion (an ``Understanding`` with no reply yet)."""
+    """Stage 1 up to the reply: the cleaned turn and the emotion (the ``Decision``)."""
 
     turn: UserTurn
     media: TurnMedia
-    understanding: Understanding
+    decision: Decision
     guarded: list[str] = field(default_factory=list)  # the output guard's reasons, as the reply is written

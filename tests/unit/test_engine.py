@@ -4,7 +4,7 @@ import pytest
 
 from e3rg_core.config import load_config
 from e3rg_core.errors import BackendFailed, ConfigError, InputError
-from e3rg_core.types import Utterance, UserTurn
+from e3rg_core.types import Understanding, Utterance, UserTurn
 from e3rg_core.understanding.engine import Understander, clean_reply, clean_text
 from e3rg_core.voters import parse_voter
 from tests.doubles import ContinuingChat, FixedClassifier, ScriptedChat, StreamingChat
@@ -77,9 +77,9 @@ class NeutralLeaningChat(ScriptedChat):
 def test_a_calibrated_voter_can_answer_neutral():
     chat = NeutralLeaningChat({"My cat died.": "sad"})
     understander = make(voters=("qwen1.5b",), backends={"qwen1.5b": chat})
-    plain = understander.decide(UserTurn(text="Bought milk and bread on the way home.")).understanding
+    plain = understander.decide(UserTurn(text="Bought milk and bread on the way home.")).decision
     assert (plain.emotion, plain.coarse) == ("neutral", "neutral")  # a content-free prior would hide it
-    sad = understander.decide(UserTurn(text="My cat died.")).understanding
+    sad = understander.decide(UserTurn(text="My cat died.")).decision
     assert sad.coarse == "sad" and sad.votes[0].scores["excited"] < sad.votes[0].scores["sad"]
 
 
@@ -303,7 +303,7 @@ def test_a_streaming_responder_hands_out_each_sentence_as_it_ends():
     chat = StreamingChat(label="disappointed", reply="Listener: Oh no! That must sting. Do you want to try again soon?")
     engine = make(backends={"qwen1.5b": chat})
     decided = engine.decide(UserTurn(text="I failed my driving test again today."))
-    assert decided.understanding.reply == "" and decided.understanding.reply_emotion == "sad"
+    assert not isinstance(decided.decision, Understanding) and decided.decision.reply_emotion == "sad"
     assert chat.events == []  # the emotion is known before a word of the reply is written
     sentences = engine.reply_sentences(decided)
     assert next(sentences) == "Oh no!"
