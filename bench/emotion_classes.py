@@ -23,7 +23,6 @@ import argparse
 import json
 import random
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from _common import ROOT, load_dev_set, machine, write_report  # first: it puts the repository on sys.path
