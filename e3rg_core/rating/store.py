@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import threading
 import uuid
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 from e3rg_core import sqlite_util
 from e3rg_core.errors import ConfigError, InputError
@@ -72,13 +71,12 @@ class RatingStore:
         self.db_path = Path(db_path).expanduser().resolve()
         self.study = study
         self._clock = clock
-        self._lock = threading.Lock()
-        self._closed = False
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"cannot create the folder of the rating database {self.db_path}: {exc}") from exc
-        self._anchor = self._open()
+        self._db = self._open()
+        self._lock = self._db.lock
 
     # --- recording ------------------------------------------------------------------------------
 
@@ -194,10 +192,7 @@ class RatingStore:
 
     def close(self) -> None:
         """Release the database; later calls raise ``ConfigError``."""
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._anchor.close()
+        self._db.close()
 
     def __enter__(self) -> RatingStore:
         return self
@@ -288,61 +283,33 @@ class RatingStore:
 
     # --- database -------------------------------------------------------------------------------
 
-    def _connect(self, *, check_same_thread: bool = True) -> sqlite3.Connection:
-        if self._closed:
-            raise ConfigError(f"{self!r} is closed")
+    def _open(self) -> sqlite_util.Database:
+        """Open the file, creating the schema."""
         # FULL: a rating confirmed to the rater survives a power cut too, not only a crash.
-        return sqlite_util.connect(self.db_path, synchronous="FULL", check_same_thread=check_same_thread)
-
-    def _open(self) -> sqlite3.Connection:
-        """Open the file, creating the schema; the connection kept open stops WAL churn between calls."""
-        conn = None
+        db = sqlite_util.Database(self.db_path, synchronous="FULL",
+                                  closed_error=lambda: ConfigError(f"{self!r} is closed"))
         try:
-            conn = self._connect(check_same_thread=False)
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                logger.warning("%s: journal mode is %s, not WAL; is it on a network file system?", self.db_path, mode)
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    raise ConfigError(f"{self.db_path} was written by a newer e3rg (rating schema {version}, "
-                                      f"this one knows {SCHEMA_VERSION}); upgrade e3rg")
-                if version == 0 and conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE "
-                                                 "'sqlite_%' AND name NOT IN (?, ?, ?, ?)", _TABLES).fetchone()[0]:
-                    raise ConfigError(f"{self.db_path} is some other SQLite database; give the ratings a file "
-                                      "of their own")
-                for statement in _SCHEMA.split(";\n"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            return conn
-        except BaseException as exc:
-            if conn is not None:
-                conn.close()
-            if isinstance(exc, sqlite3.DatabaseError):
-                raise ConfigError(f"cannot open the rating database {self.db_path}: {exc}; check that the folder "
-                                  "is writable and on a local disk, and that the file is a rating database") from exc
-            raise
+            db.open(self._create_schema)
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"cannot open the rating database {self.db_path}: {exc}; check that the folder "
+                              "is writable and on a local disk, and that the file is a rating database") from exc
+        return db
 
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        conn = self._connect()
-        try:
-            yield conn
-        finally:
-            conn.close()
+    def _create_schema(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise ConfigError(f"{self.db_path} was written by a newer e3rg (rating schema {version}, "
+                              f"this one knows {SCHEMA_VERSION}); upgrade e3rg")
+        if version == 0 and conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE "
+                                         "'sqlite_%' AND name NOT IN (?, ?, ?, ?)", _TABLES).fetchone()[0]:
+            raise ConfigError(f"{self.db_path} is some other SQLite database; give the ratings a file of their own")
+        for statement in _SCHEMA.split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn, sqlite_util.write_transaction(conn):
-            yield conn
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.transaction()
 
-    @contextmanager
-    def _snapshot(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn, sqlite_util.read_snapshot(conn):
-            yield conn
+    def _snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.snapshot()

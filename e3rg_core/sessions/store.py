@@ -28,12 +28,11 @@ import logging
 import os
 import shutil
 import sqlite3
-import threading
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from e3rg_core import sqlite_util
 from e3rg_core.errors import BackendFailed, ConfigError, InputError
@@ -80,9 +79,8 @@ class SessionStore:
                 f"cannot create the session folder {self.media_dir}: {exc}; set data_dir (E3RG_DATA_DIR) "
                 "to a writable folder"
             ) from exc
-        self._lock = threading.Lock()
-        self._closed = False
-        self._anchor = self._open()
+        self._db = self._open()
+        self._lock = self._db.lock
         self._sweep_orphans()
 
     # --- public API -----------------------------------------------------------------------------
@@ -181,10 +179,7 @@ class SessionStore:
 
     def close(self) -> None:
         """Release the database; later calls raise ``ConfigError``."""
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._anchor.close()
+        self._db.close()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -265,70 +260,35 @@ class SessionStore:
 
     # --- database -------------------------------------------------------------------------------
 
-    def _connect(self, *, check_same_thread: bool = True) -> sqlite3.Connection:
+    def _connect(self) -> sqlite3.Connection:
+        return self._db.connect()
+
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.transaction()
+
+    def _snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.snapshot()
+
+    def _open(self) -> sqlite_util.Database:
+        """Open the database, creating or upgrading its schema."""
         # In WAL mode NORMAL never corrupts the file; a power cut may lose the last commits, not a crash.
-        return sqlite_util.connect(self.db_path, synchronous="NORMAL", foreign_keys=True,
-                                   check_same_thread=check_same_thread)
-
-    def _open(self) -> sqlite3.Connection:
-        """Open the database, creating or upgrading its schema; return the connection kept for the store's life.
-
-        Keeping one connection open stops SQLite from checkpointing and deleting the WAL file every time a
-        per-call connection closes.
-        """
-        conn = None
+        db = sqlite_util.Database(
+            self.db_path, synchronous="NORMAL", foreign_keys=True,
+            closed_error=lambda: ConfigError(f"the session store in {self.data_dir} is closed"),
+            failure=lambda exc: BackendFailed(f"the session database {self.db_path} failed: {exc}"))
         try:
-            conn = self._connect(check_same_thread=False)
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                logger.warning("%s: journal mode is %s, not WAL; is the folder on a network file system?",
-                               self.db_path, mode)
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                migrate(conn, self.db_path)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            return conn
-        except BaseException as exc:
-            if conn is not None:
-                conn.close()
-            if isinstance(exc, sqlite3.OperationalError):
-                raise ConfigError(
-                    f"cannot open the session database {self.db_path}: {exc}; check that {self.data_dir} is "
-                    "writable and on a local disk"
-                ) from exc
-            if isinstance(exc, sqlite3.DatabaseError):
-                raise ConfigError(
-                    f"{self.db_path} is not a usable SQLite database ({exc}); move it aside "
-                    f"(e.g. mv {self.db_path} {self.db_path}.broken) and a new, empty one will be created"
-                ) from exc
-            raise
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn, sqlite_util.write_transaction(conn):
-            yield conn
-
-    @contextmanager
-    def _snapshot(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn, sqlite_util.read_snapshot(conn):
-            yield conn
-
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        if self._closed:
-            raise ConfigError(f"the session store in {self.data_dir} is closed")
-        conn = None
-        try:
-            conn = self._connect()
-            yield conn
-        except sqlite3.Error as exc:
-            raise BackendFailed(f"the session database {self.db_path} failed: {exc}") from exc
-        finally:
-            if conn is not None:
-                conn.close()
+            db.open(lambda conn: migrate(conn, self.db_path))
+        except sqlite3.OperationalError as exc:
+            raise ConfigError(
+                f"cannot open the session database {self.db_path}: {exc}; check that {self.data_dir} is "
+                "writable and on a local disk"
+            ) from exc
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(
+                f"{self.db_path} is not a usable SQLite database ({exc}); move it aside "
+                f"(e.g. mv {self.db_path} {self.db_path}.broken) and a new, empty one will be created"
+            ) from exc
+        return db
 
     def _info(self, conn: sqlite3.Connection, session_id: str) -> SessionInfo:
         row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
