@@ -68,14 +68,14 @@ def main() -> None:
             results[f"embedded:{name}"] = _bench_voice(embedded, VoiceSettings(voice=name), folder, args.repeats)
             print(f"embedded:{name}", results[f"embedded:{name}"], flush=True)
         cloned = [p for p in AvatarLibrary().profiles() if p.voice.backend == "openvoice"]
-        if config.speech.openvoice_dir and cloned:
+        if config.backend_options("speech", "openvoice").dir and cloned:
             try:
                 speaker = create_speaker(config, "openvoice")
                 results["openvoice"] = _bench_voice(speaker, voice_for(cloned[0]), folder, 1)
             except E3rgError as exc:
                 results["openvoice"] = {"skipped": str(exc)}
         else:
-            results["openvoice"] = {"skipped": "no OpenVoice checkpoints configured (speech.openvoice_dir) "
+            results["openvoice"] = {"skipped": "no OpenVoice checkpoints configured (speech.openvoice.dir) "
                                                "or no avatar with an openvoice voice"}
     write_report("speech", {"benchmark": "speech", "machine": machine(), "reply_chars": len(REPLY),
                             "goal": {"rtf": f"<= {GOAL_RTF}"}, "results": results})

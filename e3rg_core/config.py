@@ -16,11 +16,16 @@ TOML layout (every key optional)::
     emotion_map = "hit"               # or "video"
 
     [speech]                          # shared speech settings (SpeechConfig); voices are per avatar
-    openvoice_dir = "~/OpenVoice/checkpoints_v2"
+    seed = 0
+
+    [speech.openvoice]                # a speech backend's own options (speech.openvoice.OpenVoiceOptions)
+    dir = "~/OpenVoice/checkpoints_v2"
 
     [video]                           # the talking head (VideoConfig)
-    backend = "mesh"                  # or "dicetalk" (GPU, a local DICE-Talk checkout)
-    dicetalk_dir = "~/DICE-Talk"
+    backend = "dicetalk"              # or "mesh" (the default: CPU, real time)
+
+    [video.dicetalk]                  # the backend's own options, checked by its options class
+    dir = "~/DICE-Talk"               # (video.dicetalk.DiceTalkOptions); E3RG_VIDEO_DICETALK_DIR
 
     [ui]                              # the Gradio app (UIConfig)
     host = "0.0.0.0"
@@ -39,7 +44,8 @@ Environment variables: ``E3RG_CONFIG`` (the TOML path), ``E3RG_DATA_DIR``, ``E3R
 ``E3RG_UNDERSTANDING_<FIELD>`` for each field of ``UnderstandingConfig`` (lists comma-separated),
 ``E3RG_SPEECH_<FIELD>``, ``E3RG_VIDEO_<FIELD>``, ``E3RG_PERCEPTION_<FIELD>``, ``E3RG_UI_<FIELD>`` and
 ``E3RG_SAFETY_<FIELD>`` likewise for ``SpeechConfig``, ``VideoConfig``, ``PerceptionConfig``, ``UIConfig``
-and ``SafetyConfig``.
+and ``SafetyConfig``, and ``E3RG_VIDEO_<BACKEND>_<FIELD>`` for a backend's own table. A setting that has
+moved (``MOVED``) is refused with its new place.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from e3rg_core import registry
+from e3rg_core.registry import BackendOptions
 from e3rg_core.emotions import check_map
 from e3rg_core.errors import ConfigError
 from e3rg_core.voters import parse_voter
@@ -112,17 +119,11 @@ class VideoConfig:
     fps: int = 25  # mesh only; DICE-Talk always makes 25 fps
     size_px: int = 512  # square frames; DICE-Talk's minimum resolution
     seed: int = 0
-    preset: str = "veryfast"  # x264 preset of the mesh renderer
-    crf: int = 20
     bank: str = ""  # emotion bank TOML; "" = emotion_banks/video_<backend>.toml
-    dicetalk_dir: str = ""  # a DICE-Talk checkout with its checkpoints/ folder
-    dicetalk_device: int = 0  # CUDA device index
-    dicetalk_steps: int = 25
-    dicetalk_ref_scale: float = 3.0
-    dicetalk_emo_scale: float = 6.0
-    dicetalk_expand_ratio: float = 0.5
-    dicetalk_crop: bool = True
     timeout_s: int = 180  # a video (or self-check) taking longer is given up; the turn keeps text and voice
+    # the [video.<backend>] tables: backend name -> its options (the frozen dataclass its module defines,
+    # registry.options_class); a backend with no table here takes its defaults
+    options: Mapping[str, BackendOptions] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -131,12 +132,8 @@ class SpeechConfig:
 
     seed: int = 0  # the embedded voices' noise; the same seed gives the same audio
     bank_dir: str = ""  # folder of speech_<backend>.toml emotion banks; "" = the shipped emotion_banks/
-    # openvoice: MeloTTS base speaker + OpenVoice V2 tone colour converter (GPU box)
-    openvoice_dir: str = ""  # OpenVoice checkpoints_v2/ (converter/, base_speakers/ses/)
-    openvoice_v1_dir: str = ""  # OpenVoice V1 checkpoints/ (base_speakers/EN/) for the emotional styles
-    melo_dir: str = ""  # a MeloTTS EN_NEWEST folder with config.json and checkpoint.pth; "" = Hugging Face cache
-    openvoice_device: str = "auto"  # "auto" (CUDA when present), "cuda", "cuda:N" or "cpu"
-    openvoice_speed: float = 0.8  # MeloTTS speed, as E3RG uses it
+    # the [speech.<backend>] tables: backend name -> its options (as VideoConfig.options)
+    options: Mapping[str, BackendOptions] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -199,6 +196,14 @@ class Config:
     data_dir: Path = Path("~/.local/share/e3rg").expanduser()
     cache_dir: Path = Path("~/.cache/e3rg").expanduser()
 
+    def backend_options(self, stage: str, name: str) -> BackendOptions | None:
+        """A backend's options: its ``[<stage>.<name>]`` table, else its defaults; None if it has no options."""
+        given = getattr(getattr(self, stage), "options", {})
+        if name in given:
+            return given[name]
+        cls = registry.options_class(stage, name)
+        return cls() if cls is not None else None
+
     def profile(self, name: str) -> ModelProfile:
         """The model profile called ``name``."""
         base = name
@@ -213,6 +218,20 @@ class Config:
 #: The per-stage sections of the config file, each also settable as E3RG_<SECTION>_<FIELD>.
 SECTIONS: dict[str, type] = {"understanding": UnderstandingConfig, "speech": SpeechConfig, "video": VideoConfig,
                              "perception": PerceptionConfig, "ui": UIConfig, "safety": SafetyConfig}
+#: sections whose backends have tables of their own: [<section>.<backend>] (E3RG_<SECTION>_<BACKEND>_<FIELD>)
+BACKEND_SECTIONS = ("speech", "video")
+#: settings that moved into a backend's table: old place -> new place
+MOVED: dict[str, str] = {
+    "speech.openvoice_dir": "speech.openvoice.dir",
+    "speech.openvoice_v1_dir": "speech.openvoice.v1_dir",
+    "speech.melo_dir": "speech.openvoice.melo_dir",
+    "speech.openvoice_device": "speech.openvoice.device",
+    "speech.openvoice_speed": "speech.openvoice.speed",
+    "video.preset": "video.mesh.preset",
+    "video.crf": "video.mesh.crf",
+    **{f"video.dicetalk_{name}": f"video.dicetalk.{name}"
+       for name in ("dir", "device", "steps", "ref_scale", "emo_scale", "expand_ratio", "crop")},
+}
 
 
 def _coerce(value: Any, default: Any, key: str) -> Any:
@@ -240,10 +259,19 @@ def _coerce(value: Any, default: Any, key: str) -> Any:
         raise ConfigError(f"setting {key!r} = {value!r} is not a valid {type(default).__name__}") from exc
 
 
+def _moved(old: str) -> ConfigError:
+    new = MOVED[old]
+    table, _, name = new.rpartition(".")
+    return ConfigError(f"setting {old} has moved: set {name} in [{table}] (E3RG_{new.replace('.', '_').upper()}, "
+                       f"or the override {new})")
+
+
 def _merge_dataclass(obj: Any, values: Mapping[str, Any], where: str) -> Any:
-    known = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    known = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.name != "options"}
     changes = {}
     for key, value in values.items():
+        if f"{where}.{key}" in MOVED:
+            raise _moved(f"{where}.{key}")
         if key not in known:
             raise ConfigError(f"unknown setting {where}.{key}; allowed: {', '.join(known)}")
         changes[key] = _coerce(value, known[key], f"{where}.{key}")
@@ -308,7 +336,6 @@ def validate(config: Config) -> Config:
         raise ConfigError("temperatures must lie in 0..2")
     if u.max_input_chars < 1 or u.max_reply_tokens < 8:
         raise ConfigError("max_input_chars must be >= 1 and max_reply_tokens >= 8")
-    _validate_speech(config.speech)
     _validate_video(config.video)
     _validate_perception(config.perception)
     _validate_ui(config.ui)
@@ -349,13 +376,6 @@ def _validate_ui(ui: UIConfig) -> None:
         raise ConfigError(f"ui.max_recording_s must lie in 5..60 (the speech recogniser's limit), not {ui.max_recording_s}")
 
 
-def _validate_speech(s: SpeechConfig) -> None:
-    if not 0.5 <= s.openvoice_speed <= 2.0:
-        raise ConfigError(f"speech.openvoice_speed must lie in 0.5..2, not {s.openvoice_speed}")
-    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", s.openvoice_device):
-        raise ConfigError(f"speech.openvoice_device must be auto, cpu, cuda or cuda:N, not {s.openvoice_device!r}")
-
-
 def _validate_video(v: VideoConfig) -> None:
     if v.backend not in registry.names("video"):
         raise ConfigError(f"unknown video backend {v.backend!r}; choose from {', '.join(registry.names('video'))}")
@@ -365,12 +385,29 @@ def _validate_video(v: VideoConfig) -> None:
         raise ConfigError(f"video.size_px must be an even number in 128..2048, not {v.size_px}")
     if not 5 <= v.timeout_s <= 3600:
         raise ConfigError(f"video.timeout_s must lie in 5..3600, not {v.timeout_s}")
-    if not 0 <= v.crf <= 51:
-        raise ConfigError(f"video.crf must lie in 0..51, not {v.crf}")
-    if v.dicetalk_steps < 1 or v.dicetalk_expand_ratio < 0 or v.dicetalk_device < 0:
-        raise ConfigError("video.dicetalk_steps must be >= 1, dicetalk_expand_ratio >= 0 and dicetalk_device >= 0")
-    if v.dicetalk_ref_scale < 0 or v.dicetalk_emo_scale < 0:
-        raise ConfigError("video.dicetalk_ref_scale and dicetalk_emo_scale must be >= 0")
+
+
+def _backend_tables(section: str, tables: Mapping[str, Any], env: Mapping[str, str],
+                    cli: Mapping[str, Mapping[str, Any]]) -> dict[str, BackendOptions]:
+    """The ``[<section>.<backend>]`` tables given (file, then environment, then CLI), each made into and checked by
+    its backend's options class."""
+    names = registry.names(section)
+    for name in (*tables, *cli):
+        if name not in names:
+            raise ConfigError(f"unknown table [{section}.{name}]; the {section} backends are {', '.join(names)}")
+    options = {}
+    for name in names:
+        prefix = f"E3RG_{section.upper()}_{name.upper()}_"
+        from_env = {key[len(prefix):].lower(): value for key, value in env.items() if key.startswith(prefix)}
+        if name not in tables and not from_env and name not in cli:
+            continue
+        cls = registry.options_class(section, name)
+        if cls is None:
+            raise ConfigError(f"the {section} backend {name!r} has no options; remove [{section}.{name}]")
+        value = _merge_dataclass(cls(), tables.get(name, {}), f"{section}.{name}")
+        value = _merge_dataclass(value, from_env, f"{section}.{name}")
+        options[name] = _merge_dataclass(value, cli.get(name, {}), f"{section}.{name}")
+    return options
 
 
 def load_config(
@@ -413,23 +450,38 @@ def load_config(
         if f"E3RG_{key.upper()}" in env:
             top[key] = env[f"E3RG_{key.upper()}"]
     cli: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
+    cli_tables: dict[str, dict[str, dict[str, Any]]] = {section: {} for section in BACKEND_SECTIONS}
     for key, value in (overrides or {}).items():
         if value is None:
             continue
         section, _, name = key.rpartition(".")
+        stage, _, backend = section.partition(".")
         if section in SECTIONS:
             cli[section][name] = value
+        elif stage in BACKEND_SECTIONS and backend:
+            cli_tables[stage].setdefault(backend, {})[name] = value
         elif section == "" and name in ("data_dir", "cache_dir"):
             top[name] = value
         else:
             raise ConfigError(f"unknown override {key!r}")
+    for old, new in MOVED.items():
+        if (name := "E3RG_" + old.replace(".", "_").upper()) in env and name != "E3RG_" + new.replace(".", "_").upper():
+            raise _moved(old)
     sections = {}
     for section, cls in SECTIONS.items():
-        value = _merge_dataclass(getattr(config, section), data.get(section, {}), section)
+        given = dict(data.get(section, {}))
+        tables = {k: given.pop(k) for k in list(given) if isinstance(given[k], Mapping)}
+        if tables and section not in BACKEND_SECTIONS:
+            raise ConfigError(f"[{section}] has no tables of its own; {', '.join(sorted(tables))} must be settings")
+        value = _merge_dataclass(getattr(config, section), given, section)
         prefix = f"E3RG_{section.upper()}_"
-        from_env = {f.name: env[prefix + f.name.upper()] for f in dataclasses.fields(cls) if prefix + f.name.upper() in env}
+        from_env = {f.name: env[prefix + f.name.upper()] for f in dataclasses.fields(cls)
+                    if f.name != "options" and prefix + f.name.upper() in env}
         value = _merge_dataclass(value, from_env, section)
-        sections[section] = _merge_dataclass(value, cli[section], section)
+        value = _merge_dataclass(value, cli[section], section)
+        if section in BACKEND_SECTIONS:
+            value = dataclasses.replace(value, options=_backend_tables(section, tables, env, cli_tables[section]))
+        sections[section] = value
     config = dataclasses.replace(config, **sections)
     config = _merge_dataclass(config, top, "config")
     return validate(config)

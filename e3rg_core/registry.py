@@ -1,15 +1,27 @@
 """Backend tables: name -> "module:Class", imported only when a backend is created.
 
-Each entry also says which package a missing import means, so the error can name what to install.
+Each entry also says which package a missing import means, so the error can name what to install, and
+which frozen dataclass of its module holds its options (the ``[<stage>.<name>]`` table of the config).
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from e3rg_core.errors import BackendUnavailable, ConfigError
+
+if TYPE_CHECKING:
+    from e3rg_core.config import Config
+
+
+class BackendOptions(Protocol):
+    """A backend's options: a frozen dataclass in the backend's module that checks its values when made."""
+
+    def backend_kwargs(self, config: Config) -> dict[str, Any]:
+        """The backend's constructor arguments: these options and the stage's shared settings."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -17,6 +29,7 @@ class BackendEntry:
     target: str  # "package.module:ClassName"
     install: str  # what to install when the import fails
     summary: str
+    options: str = ""  # "package.module:OptionsClass", the backend's [<stage>.<name>] table; "" = none
 
 
 UNDERSTANDING: dict[str, BackendEntry] = {
@@ -51,8 +64,9 @@ SPEECH: dict[str, BackendEntry] = {
     "openvoice": BackendEntry(
         "e3rg_core.speech.openvoice:OpenVoiceSpeaker",
         "pip install git+https://github.com/myshell-ai/OpenVoice git+https://github.com/myshell-ai/MeloTTS "
-        "&& python -m unidic download, plus OpenVoice V2 checkpoints (speech.openvoice_dir)",
+        "&& python -m unidic download, plus OpenVoice V2 checkpoints (speech.openvoice.dir)",
         "MeloTTS base speaker + OpenVoice V2 tone colour conversion to the avatar's reference voice (GPU)",
+        "e3rg_core.speech.openvoice:OpenVoiceOptions",
     ),
 }
 
@@ -61,11 +75,13 @@ VIDEO: dict[str, BackendEntry] = {
         "e3rg_core.video.embedded:MeshRenderer",
         "pip install -r requirements.txt && pip install --no-deps -r requirements-nodeps.txt",
         "face-mesh warp of the portrait on CPU, real time (embedded default)",
+        "e3rg_core.video.embedded:MeshOptions",
     ),
     "dicetalk": BackendEntry(
         "e3rg_core.video.dicetalk:DiceTalkRenderer",
         "a DICE-Talk checkout with its checkpoints and requirements, and a CUDA GPU with >= 20 GB",
         "DICE-Talk diffusion talking head with emotion priors (GPU)",
+        "e3rg_core.video.dicetalk:DiceTalkOptions",
     ),
 }
 
@@ -93,15 +109,29 @@ def _table(stage: str) -> dict[str, BackendEntry]:
     return TABLES[stage]
 
 
-def resolve(stage: str, name: str) -> type:
-    """Import and return the class behind a backend name."""
+def _entry(stage: str, name: str) -> BackendEntry:
     table = _table(stage)
     if name not in table:
         raise ConfigError(
             f"unknown {stage} backend {name!r}; choose from {', '.join(table)}"
         )
-    entry = table[name]
-    module_name, _, class_name = entry.target.partition(":")
+    return table[name]
+
+
+def resolve(stage: str, name: str) -> type:
+    """Import and return the class behind a backend name."""
+    return _import(stage, name, _entry(stage, name).target)
+
+
+def options_class(stage: str, name: str) -> type | None:
+    """The frozen dataclass of a backend's options (its ``[<stage>.<name>]`` table); None if it has none."""
+    entry = _entry(stage, name)
+    return _import(stage, name, entry.options) if entry.options else None
+
+
+def _import(stage: str, name: str, target: str) -> type:
+    entry = _entry(stage, name)
+    module_name, _, class_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

@@ -27,15 +27,10 @@ def bank_file(config: "Config", backend: str) -> Path:
 
 def speaker_options(config: "Config", backend: str) -> dict[str, Any]:
     """The constructor options of a speech backend, from the config."""
-    s = config.speech
-    options: dict[str, Any] = {"bank_path": bank_file(config, backend), "seed": s.seed}
-    if backend == "openvoice":
-        def folder(value: str) -> Path | None:
-            return Path(value).expanduser() if value else None
-
-        options.update(checkpoints=folder(s.openvoice_dir), v1_checkpoints=folder(s.openvoice_v1_dir),
-                       melo_dir=folder(s.melo_dir), device=s.openvoice_device, speed=s.openvoice_speed,
-                       cache_dir=config.cache_dir)
+    options: dict[str, Any] = {"bank_path": bank_file(config, backend), "seed": config.speech.seed}
+    own = config.backend_options("speech", backend)  # the backend's [speech.<backend>] table, if it has one
+    if own is not None:
+        options.update(own.backend_kwargs(config))
     return options
 
 

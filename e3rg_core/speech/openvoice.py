@@ -8,9 +8,9 @@ chooses one of two set-ups; both clone the avatar's ``reference_speech``:
 =============  ======================================================  ===========================
 voice          base speaker and converter                              checkpoints
 =============  ======================================================  ===========================
-``en-newest``  MeloTTS ``EN_NEWEST`` (speaker ``EN-Newest``) at speed  ``speech.openvoice_dir``
+``en-newest``  MeloTTS ``EN_NEWEST`` (speaker ``EN-Newest``) at speed  ``speech.openvoice.dir``
                0.8 + OpenVoice V2 converter: E3RG's set-up             (``checkpoints_v2/``)
-``en-styles``  OpenVoice V1 ``BaseSpeakerTTS`` (English) with its      ``speech.openvoice_v1_dir``
+``en-styles``  OpenVoice V1 ``BaseSpeakerTTS`` (English) with its      ``speech.openvoice.v1_dir``
                emotional styles + the V1 converter                     (``checkpoints/``)
 =============  ======================================================  ===========================
 
@@ -52,7 +52,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -63,6 +63,9 @@ from e3rg_core.speech import prosody, timeline
 from e3rg_core.speech.banks import Prosody, ProsodyBank, bank_path as shipped_bank, load_styles
 from e3rg_core.speech.base import check_request, split_sentences
 from e3rg_core.types import Speech
+
+if TYPE_CHECKING:
+    from e3rg_core.config import Config
 
 logger = logging.getLogger(__name__)
 
@@ -98,16 +101,42 @@ class VoiceInfo:
 
 VOICES: dict[str, VoiceInfo] = {
     "en-newest": VoiceInfo(
-        "en-newest", "v2", "speech.openvoice_dir",
+        "en-newest", "v2", "speech.openvoice.dir",
         ("converter/config.json", "converter/checkpoint.pth", "base_speakers/ses/en-newest.pth"),
         ("openvoice", "wavmark", "melo"), "MeloTTS EN_NEWEST base speaker + OpenVoice V2 converter (E3RG)"),
     "en-styles": VoiceInfo(
-        "en-styles", "v1", "speech.openvoice_v1_dir",
+        "en-styles", "v1", "speech.openvoice.v1_dir",
         ("converter/config.json", "converter/checkpoint.pth", "base_speakers/EN/config.json",
          "base_speakers/EN/checkpoint.pth", "base_speakers/EN/en_default_se.pth", "base_speakers/EN/en_style_se.pth"),
         ("openvoice", "wavmark"), "OpenVoice V1 English base speaker with emotional styles + V1 converter"),
 }
 MELO_FILES = ("config.json", "checkpoint.pth")
+
+
+@dataclass(frozen=True)
+class OpenVoiceOptions:
+    """``[speech.openvoice]`` (``E3RG_SPEECH_OPENVOICE_<FIELD>``): the checkpoints, the device and the speed."""
+
+    dir: str = ""  # OpenVoice checkpoints_v2/ (converter/, base_speakers/ses/)
+    v1_dir: str = ""  # OpenVoice V1 checkpoints/ (base_speakers/EN/) for the emotional styles
+    melo_dir: str = ""  # a MeloTTS EN_NEWEST folder with config.json and checkpoint.pth; "" = Hugging Face cache
+    device: str = "auto"  # "auto" (CUDA when present), "cuda", "cuda:N" or "cpu"
+    speed: float = 0.8  # MeloTTS speed, as E3RG uses it
+
+    def __post_init__(self) -> None:
+        if not 0.5 <= self.speed <= 2.0:
+            raise ConfigError(f"speech.openvoice.speed must lie in 0.5..2, not {self.speed}")
+        if not _DEVICE.fullmatch(self.device):
+            raise ConfigError(f"speech.openvoice.device must be auto, cpu, cuda or cuda:N, not {self.device!r}")
+
+    def backend_kwargs(self, config: Config) -> dict[str, Any]:
+        """``OpenVoiceSpeaker``'s own arguments (the emotion bank and the seed are every speaker's)."""
+        def folder(value: str) -> Path | None:
+            return Path(value).expanduser() if value else None
+
+        return {"checkpoints": folder(self.dir), "v1_checkpoints": folder(self.v1_dir),
+                "melo_dir": folder(self.melo_dir), "device": self.device, "speed": self.speed,
+                "cache_dir": config.cache_dir}
 _PACKAGE_NAMES = {"openvoice": "OpenVoice", "melo": "MeloTTS", "wavmark": "wavmark (OpenVoice's watermark)"}
 
 
@@ -123,7 +152,7 @@ def resolve_device(device: str) -> str:
     if device.startswith("cuda"):
         index = int(device.partition(":")[2] or 0)
         if not torch.cuda.is_available() or index >= torch.cuda.device_count():
-            raise BackendUnavailable(f"speech.openvoice_device = {device!r} but CUDA device {index} is not available "
+            raise BackendUnavailable(f"speech.openvoice.device = {device!r} but CUDA device {index} is not available "
                                      f"(torch {torch.__version__}, {torch.cuda.device_count()} visible); on a GPU "
                                      "machine install a CUDA build of PyTorch (pip install torch --index-url "
                                      "https://download.pytorch.org/whl/cu126), else set it to 'auto' or 'cpu'")
@@ -216,14 +245,14 @@ class OpenVoiceSpeaker:
         self.melo_dir = _folder(melo_dir)
         self.cache_dir = _folder(cache_dir)
         if not any(self.folders.values()):
-            raise ConfigError("the openvoice backend needs OpenVoice's checkpoints: set speech.openvoice_dir to the "
+            raise ConfigError("the openvoice backend needs OpenVoice's checkpoints: set speech.openvoice.dir to the "
                               "checkpoints_v2 folder (converter/, base_speakers/ses/) and/or "
-                              "speech.openvoice_v1_dir to V1's checkpoints folder (converter/, base_speakers/EN/); "
+                              "speech.openvoice.v1_dir to V1's checkpoints folder (converter/, base_speakers/EN/); "
                               "OpenVoice's README links both")
         if not isinstance(device, str) or not _DEVICE.fullmatch(device):
-            raise ConfigError(f"speech.openvoice_device must be auto, cpu, cuda or cuda:N, not {device!r}")
+            raise ConfigError(f"speech.openvoice.device must be auto, cpu, cuda or cuda:N, not {device!r}")
         if not 0.5 <= float(speed) <= 2.0:
-            raise ConfigError(f"speech.openvoice_speed must lie in 0.5..2, not {speed}")
+            raise ConfigError(f"speech.openvoice.speed must lie in 0.5..2, not {speed}")
         self.device_setting = device
         self.speed = float(speed)
         for info in VOICES.values():
@@ -233,7 +262,7 @@ class OpenVoiceSpeaker:
                 _require_files(folder, info.files, f"{info.setting} = {folder} (OpenVoice {info.version.upper()})")
                 if info.version == "v2" and self.melo_dir is not None:
                     _require_files(self.melo_dir, MELO_FILES,
-                                   f"speech.melo_dir = {self.melo_dir} (MeloTTS {MELO_LANGUAGE})")
+                                   f"speech.openvoice.melo_dir = {self.melo_dir} (MeloTTS {MELO_LANGUAGE})")
         self.device: str | None = None  # resolved on first load
         self._stacks: dict[str, _Stack] = {}
         self._se_memory: dict[str, Any] = {}
@@ -342,7 +371,7 @@ class OpenVoiceSpeaker:
             tts = melo.TTS(**kwargs)
         except _LOAD_ERRORS + (AssertionError,) as exc:
             raise BackendUnavailable(f"MeloTTS {MELO_LANGUAGE} cannot be loaded from {where}: {exc}; set "
-                                     "speech.melo_dir to a folder with its config.json and checkpoint.pth") from exc
+                                     "speech.openvoice.melo_dir to a folder with its config.json and checkpoint.pth") from exc
         spk2id = tts.hps.data.spk2id
         speakers = {key: int(spk2id[key]) for key in spk2id.keys()}
         key = MELO_SPEAKER if MELO_SPEAKER in speakers else (next(iter(speakers)) if len(speakers) == 1 else None)

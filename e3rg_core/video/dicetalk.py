@@ -1,6 +1,6 @@
 """``dicetalk``: an adapter to a local DICE-Talk checkout (diffusion talking head with emotion priors).
 
-DICE-Talk (Tan et al., CC BY-NC-SA 4.0) is not a package: point ``video.dicetalk_dir`` at a clone
+DICE-Talk (Tan et al., CC BY-NC-SA 4.0) is not a package: point ``video.dicetalk.dir`` at a clone
 of its repository with the checkpoints its README downloads (``checkpoints/DICE-Talk``, the SVD-xt
 image-to-video model, whisper-tiny, the YOLO face detector, RIFE). It needs a CUDA GPU with at least
 20 GB of memory and takes minutes per 10 s of speech.
@@ -23,9 +23,10 @@ import shutil
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +34,9 @@ from e3rg_core.emotions import COARSE
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, InputError
 from e3rg_core.types import Speech, Video
 from e3rg_core.video.base import check_request
+
+if TYPE_CHECKING:
+    from e3rg_core.config import Config
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +58,33 @@ REQUIRED = (
 )
 # one lock for every instance: upstream's settings live on the class, shared by all of them
 _UPSTREAM_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class DiceTalkOptions:
+    """``[video.dicetalk]`` (``E3RG_VIDEO_DICETALK_<FIELD>``): where DICE-Talk is and how it samples."""
+
+    dir: str = ""  # a DICE-Talk checkout with its checkpoints/ folder
+    device: int = 0  # CUDA device index
+    steps: int = 25
+    ref_scale: float = 3.0
+    emo_scale: float = 6.0
+    expand_ratio: float = 0.5
+    crop: bool = True
+
+    def __post_init__(self) -> None:
+        if self.steps < 1 or self.expand_ratio < 0 or self.device < 0:
+            raise ConfigError("video.dicetalk.steps must be >= 1, expand_ratio >= 0 and device >= 0")
+        if self.ref_scale < 0 or self.emo_scale < 0:
+            raise ConfigError("video.dicetalk.ref_scale and emo_scale must be >= 0")
+
+    def backend_kwargs(self, config: Config) -> dict[str, Any]:
+        """``DiceTalkRenderer``'s arguments: these options and the shared [video] settings."""
+        v = config.video
+        return {"checkout": Path(self.dir).expanduser() if self.dir else None, "device": self.device,
+                "steps": self.steps, "ref_scale": self.ref_scale, "emo_scale": self.emo_scale,
+                "min_resolution": v.size_px, "expand_ratio": self.expand_ratio, "crop": self.crop, "seed": v.seed,
+                "bank_path": Path(v.bank).expanduser() if v.bank else None, "cache_dir": config.cache_dir}
 
 
 def load_bank(path: Path) -> dict[str, str]:
@@ -133,7 +164,7 @@ class DiceTalkRenderer:
         from e3rg_core.video.bank import DICETALK_BANK
 
         if checkout is None or not str(checkout).strip():
-            raise BackendUnavailable("the dicetalk video backend needs video.dicetalk_dir (E3RG_VIDEO_DICETALK_DIR): "
+            raise BackendUnavailable("the dicetalk video backend needs video.dicetalk.dir (E3RG_VIDEO_DICETALK_DIR): "
                                      "a DICE-Talk checkout with its checkpoints/")
         self.checkout = Path(checkout).expanduser().resolve()
         missing = [name for name in REQUIRED if not (self.checkout / name).exists()]

@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
@@ -20,9 +21,30 @@ from e3rg_core.errors import BackendUnavailable, ConfigError
 from e3rg_core.types import Speech, Video
 from e3rg_core.video.base import check_request
 
+if TYPE_CHECKING:
+    from e3rg_core.config import Config
+
 logger = logging.getLogger(__name__)
 
 _INSTALL = "pip install -r requirements.txt && pip install --no-deps -r requirements-nodeps.txt"
+
+
+@dataclass(frozen=True)
+class MeshOptions:
+    """``[video.mesh]`` (``E3RG_VIDEO_MESH_<FIELD>``): how the mesh renderer encodes its H.264."""
+
+    preset: str = "veryfast"  # x264 preset
+    crf: int = 20
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.crf <= 51:
+            raise ConfigError(f"video.mesh.crf must lie in 0..51, not {self.crf}")
+
+    def backend_kwargs(self, config: Config) -> dict[str, Any]:
+        """``MeshRenderer``'s arguments: these options and the shared [video] settings."""
+        v = config.video
+        return {"cache_dir": config.cache_dir, "fps": v.fps, "size_px": v.size_px, "seed": v.seed,
+                "bank_path": Path(v.bank).expanduser() if v.bank else None, "preset": self.preset, "crf": self.crf}
 
 
 class MeshRenderer:

@@ -118,7 +118,7 @@ def test_priors_load_in_the_real_format(checkout):
 
 
 def test_no_checkout_configured():
-    with pytest.raises(BackendUnavailable, match="video.dicetalk_dir"):
+    with pytest.raises(BackendUnavailable, match=r"video\.dicetalk\.dir"):
         DiceTalkRenderer(checkout=None)
 
 

@@ -8,7 +8,6 @@ checkpoints on CUDA when ``E3RG_TEST_OPENVOICE_DIR`` is set.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import shutil
@@ -28,8 +27,8 @@ from e3rg_core.memory.profiles import VoiceSettings
 from e3rg_core.speech import create_speaker, prosody
 from e3rg_core.speech.banks import ProsodyBank, bank_path, load_styles
 from e3rg_core.speech.base import split_sentences
-from e3rg_core.speech.openvoice import (MIN_REFERENCE_VOICED_S, V1_STYLES, OpenVoiceSpeaker, read_reference,
-                                        resolve_device)
+from e3rg_core.speech.openvoice import (MIN_REFERENCE_VOICED_S, V1_STYLES, OpenVoiceOptions, OpenVoiceSpeaker,
+                                        read_reference, resolve_device)
 from tests.openvoice_support import (LONG_TEXT, SHORT_TEXT, have_openvoice_cli, install_packages, install_upstream,
                                      real_source_se, write_checkpoints, write_reference)
 
@@ -100,11 +99,11 @@ def test_construction_is_cheap_and_loads_nothing(layout, monkeypatch, tmp_path):
 
 def test_config_errors(layout, monkeypatch):
     install_packages(monkeypatch)
-    with pytest.raises(ConfigError, match="set speech.openvoice_dir to the checkpoints_v2 folder"):
+    with pytest.raises(ConfigError, match="set speech.openvoice.dir to the checkpoints_v2 folder"):
         OpenVoiceSpeaker()
-    with pytest.raises(ConfigError, match="openvoice_device must be auto, cpu, cuda or cuda:N, not 'gpu'"):
+    with pytest.raises(ConfigError, match="openvoice.device must be auto, cpu, cuda or cuda:N, not 'gpu'"):
         OpenVoiceSpeaker(checkpoints=layout.v2, melo_dir=layout.melo, device="gpu")
-    with pytest.raises(ConfigError, match="openvoice_speed must lie in 0.5..2"):
+    with pytest.raises(ConfigError, match="openvoice.speed must lie in 0.5..2"):
         OpenVoiceSpeaker(checkpoints=layout.v2, melo_dir=layout.melo, speed=3.0)
 
 
@@ -113,7 +112,7 @@ def test_missing_checkpoint_files_are_named(layout, monkeypatch, tmp_path):
     root = tmp_path / "copy"
     shutil.copytree(layout.v2.parent, root)
     v2, v1, melo = root / layout.v2.name, root / layout.v1.name, root / layout.melo.name
-    with pytest.raises(BackendUnavailable, match="speech.openvoice_dir = .*nowhere .*is not a folder"):
+    with pytest.raises(BackendUnavailable, match="speech.openvoice.dir = .*nowhere .*is not a folder"):
         OpenVoiceSpeaker(checkpoints=root / "nowhere")
     (v2 / "base_speakers" / "ses" / "en-newest.pth").unlink()
     with pytest.raises(BackendUnavailable, match=r"V2\) is incomplete: missing base_speakers/ses/en-newest.pth"):
@@ -158,8 +157,8 @@ def test_device_auto_falls_back_to_the_cpu_with_a_warning(monkeypatch, caplog):
 
 
 def test_created_from_the_config_with_its_models_loaded(tiny, upstream, tmp_path):
-    speech = dataclasses.replace(SpeechConfig(), openvoice_dir=str(tiny.v2), melo_dir=str(tiny.melo),
-                                 openvoice_device="cpu", openvoice_speed=0.9)
+    speech = SpeechConfig(options={"openvoice": OpenVoiceOptions(dir=str(tiny.v2), melo_dir=str(tiny.melo),
+                                                                 device="cpu", speed=0.9)})
     speaker = create_speaker(Config(speech=speech, cache_dir=tmp_path), "openvoice")
     assert isinstance(speaker, OpenVoiceSpeaker)
     assert (speaker.speed, speaker.cache_dir, speaker.folders["v1"]) == (0.9, tmp_path, None)
@@ -169,8 +168,8 @@ def test_created_from_the_config_with_its_models_loaded(tiny, upstream, tmp_path
 def test_what_cannot_load_stops_the_creation_from_the_config(layout, monkeypatch, tmp_path):
     """The app's warm-up creates the speaker: weights or code that cannot load stop it there, with one message."""
     install_packages(monkeypatch)  # "openvoice" is there, "openvoice.api" is not
-    speech = dataclasses.replace(SpeechConfig(), openvoice_dir=str(layout.v2), melo_dir=str(layout.melo),
-                                 openvoice_device="cpu")
+    speech = SpeechConfig(options={"openvoice": OpenVoiceOptions(dir=str(layout.v2), melo_dir=str(layout.melo),
+                                                                 device="cpu")})
     with pytest.raises(BackendUnavailable, match="OpenVoice cannot be imported .*pip install git"):
         create_speaker(Config(speech=speech, cache_dir=tmp_path), "openvoice")
 
@@ -246,7 +245,7 @@ def test_reference_errors_come_before_any_model_loads(layout, monkeypatch, tmp_p
     ({"voice": VoiceSettings(backend="openvoice")}, ConfigError,
      "unknown openvoice voice 'heart'; choose from en-newest, en-styles"),
     ({"voice": VoiceSettings()}, ConfigError, "voice backend 'embedded'"),
-    ({"voice": VoiceSettings(backend="openvoice", voice="en-styles")}, ConfigError, "needs speech.openvoice_v1_dir"),
+    ({"voice": VoiceSettings(backend="openvoice", voice="en-styles")}, ConfigError, "needs speech.openvoice.v1_dir"),
     ({"text": " "}, InputError, "empty"),
     ({"emotion": "joyful"}, InputError, "unknown speech emotion"),
 ])

@@ -77,3 +77,29 @@ def test_shared_conversations_are_off_by_default_and_not_mixed_with_logins():
         load_config(environ={"E3RG_UI_SHARED_CONVERSATIONS": "true", "E3RG_UI_AUTH": "ann:pw"})
     with pytest.raises(ConfigError, match="ui.secret must be at least 16 characters"):
         load_config(environ={"E3RG_UI_SECRET": "short"})
+
+
+def test_a_speech_backend_has_its_own_table(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[speech]\nseed = 3\n[speech.openvoice]\ndir = "~/ov"\ndevice = "cpu"\n')
+    c = load_config(f, environ={"E3RG_SPEECH_OPENVOICE_SPEED": "0.9"})
+    openvoice = c.backend_options("speech", "openvoice")
+    assert c.speech.seed == 3 and (openvoice.dir, openvoice.device, openvoice.speed) == ("~/ov", "cpu", 0.9)
+    assert load_config(environ={}).backend_options("speech", "openvoice").device == "auto"  # no table: defaults
+    assert load_config(environ={}).backend_options("speech", "embedded") is None  # it has no options
+
+
+@pytest.mark.parametrize("toml, env, message", [
+    ("[speech]\nopenvoice_dir = 'x'", {}, r"speech.openvoice_dir has moved: set dir in \[speech.openvoice\]"),
+    ("", {"E3RG_SPEECH_MELO_DIR": "x"}, r"speech.melo_dir has moved: set melo_dir in \[speech.openvoice\] "
+                                        r"\(E3RG_SPEECH_OPENVOICE_MELO_DIR"),
+    ("[speech.openvoice]\ndevice = 'gpu'", {}, "speech.openvoice.device must be auto, cpu, cuda or cuda:N"),
+    ("[speech.openvoice]\nspeed = 3.0", {}, "speech.openvoice.speed must lie in 0.5..2"),
+    ("[speech.embedded]\nseed = 1", {}, r"the speech backend 'embedded' has no options; remove \[speech.embedded\]"),
+    ("[ui.theme]\ndark = true", {}, r"\[ui\] has no tables of its own"),
+])
+def test_backend_tables_are_checked_and_old_keys_say_where_they_went(tmp_path, toml, env, message):
+    f = tmp_path / "c.toml"
+    f.write_text(toml + "\n")
+    with pytest.raises(ConfigError, match=message):
+        load_config(f, environ=env)
