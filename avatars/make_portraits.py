@@ -54,10 +54,10 @@ FACES = (
          shirt=(0.20, 0.28, 0.42), background=(0.70, 0.70, 0.68), age=0.3, jaw=0.85, lips=0.85,
          brow_px=12.0, hair_style="short", lid=0.85),
     Face("rosa", seed=37, skin=(0.80, 0.64, 0.56), hair=(0.80, 0.79, 0.77), iris=(0.30, 0.22, 0.14),
-         shirt=(0.45, 0.22, 0.30), background=(0.66, 0.70, 0.66), age=1.0, jaw=0.8, lips=0.7,
+         shirt=(0.45, 0.22, 0.30), background=(0.66, 0.70, 0.66), age=0.7, jaw=0.8, lips=0.7,
          brow_px=7.0, hair_style="bun"),
     Face("kofi", seed=41, skin=(0.30, 0.19, 0.13), hair=(0.72, 0.71, 0.70), iris=(0.13, 0.08, 0.05),
-         shirt=(0.30, 0.36, 0.30), background=(0.68, 0.66, 0.62), age=0.9, jaw=0.9, lips=1.05,
+         shirt=(0.30, 0.36, 0.30), background=(0.68, 0.66, 0.62), age=0.9, jaw=0.82, lips=1.05,
          brow_px=11.0, hair_style="bald_sides", nose_width=1.15, beard=0.8, exposure=1.4,
          brow=(0.12, 0.11, 0.10)),
 )

@@ -229,8 +229,8 @@ def main() -> None:
                 "reports before 2026-11-23 used a near-silent clip, which the speech envelope scales up to "
                 "full loudness, so their 'silent' faces had the mouth open. Every emotion starts from "
                 "the relaxed portrait (the rig's 'relax' unit closes a smile's or a talking mouth's lips and "
-                "levels its corners); the photo's cheeks and eyes stay as they are, so Nova (a broad smile) "
-                "and Walter (Einstein's raised brows and wide eyes) still read happy in most renderings. "
+                "levels its corners). Since issue 24 the avatars are painted faces (avatars/make_portraits.py) whose "
+                "stills read neutral; the expression model all but never says disgusted (it reads angry). "
                 "self_check = a spoken reply per emotion at the configured size, judged as Pipeline.check "
                 "judges a turn: against the avatar's own neutral face.",
     }

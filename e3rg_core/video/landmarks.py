@@ -6,6 +6,9 @@ Every renderer goes through ``prepare_portrait`` so odd inputs are handled once:
 * images larger than ``MAX_SIDE_PX`` are downscaled before detection;
 * no face -> ``InputError`` saying so; several faces -> the largest, with a warning;
 * a face narrower than ``MIN_FACE_PX`` -> ``InputError`` (too little detail to animate);
+* a closed mouth whose inner lip contours the mesh placed crossed (the upper's points below the
+  lower's, common on closed mouths) gets them on one seam, so speech opens the lips without the
+  triangles between them turning over;
 * the crop is a square around the face (padded with the edge colours when the image is too tight),
   resized to ``size_px``; the 468 mesh points are given in the crop's pixels.
 
@@ -32,7 +35,7 @@ MIN_FACE_PX = 64  # face width (cheek to cheek) in the original image
 SOFT_FACE_PX = 128  # below this the result looks soft: warn
 FACE_SHARE = 0.42  # face width / crop width
 EYES_AT = 0.42  # eye line height / crop height
-_CACHE_VERSION = "mesh468-v1"
+_CACHE_VERSION = "mesh468-v2"
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,19 @@ def find_face(mesh, rgb: np.ndarray, path: Path) -> np.ndarray:
     return points
 
 
+def close_seam(points: np.ndarray) -> np.ndarray:
+    """The mesh with each crossed pair of inner lip points (upper below lower) moved to their middle."""
+    out = points.copy()
+    upper = list(topology.UPPER_INNER[1:-1])
+    lower = list(topology.LOWER_INNER[1:-1])
+    crossed = out[upper, 1] > out[lower, 1]
+    if crossed.any():
+        middle = (out[upper, 1] + out[lower, 1]) / 2
+        out[np.array(upper)[crossed], 1] = middle[crossed]
+        out[np.array(lower)[crossed], 1] = middle[crossed]
+    return out
+
+
 def crop_box(points: np.ndarray) -> tuple[float, float, float]:
     """Centre x, centre y and side (pixels) of the face-centred square crop."""
     left_eye, right_eye = topology.eye_centres(points)
@@ -152,7 +168,7 @@ def prepare_portrait(path: Path, *, size_px: int, cache_dir: Path | None, mesh_f
     rgb, scale = _fit(read_rgb(path), path)
     if mesh_factory is None:
         from e3rg_core.video.facemesh import FaceMesh as mesh_factory
-    points = find_face(mesh_factory(), rgb, path)
+    points = close_seam(find_face(mesh_factory(), rgb, path))
     face_px = float(np.ptp(points[list(topology.FACE_OVAL), 0])) / scale
     if face_px < MIN_FACE_PX:
         raise InputError(f"the face in portrait {path} is {face_px:.0f} px wide; "
