@@ -49,6 +49,15 @@ PORTRAIT_FORMATS = ("PNG", "JPEG", "MPO", "WEBP", "BMP", "TIFF", "GIF")
 # A second face at least this share of the largest one's area makes it unclear whose avatar this is;
 # smaller ones (a poster, a crowd far behind) are ignored, and the renderers animate the largest.
 SECOND_FACE_AREA_SHARE = 0.25
+# A frontal face: larger angles (the face mesh's own estimate, ``head_pose_deg``) show too little of one
+# side of the face for the animator to move it. Measured: the shipped portraits |yaw| <= 1, |pitch| <= 3.
+MAX_YAW_DEG = 25.0
+MAX_PITCH_DEG = 25.0
+MAX_ROLL_DEG = 20.0
+_FRONTAL_PITCH_DEG = -9.0  # what the forehead-chin angle reads on a frontal face (-7..-11 on the shipped portraits)
+# A class other than neutral read at least this sure on the still warns the uploader: every emotion starts
+# from that face (a smiling photo keeps reading happy, bench/face_expression.py).
+STRONG_EXPRESSION_P = 0.5
 
 MIN_VOICED_S = 5.0  # = speech.openvoice.MIN_REFERENCE_VOICED_S, measured the same way (timeline.voiced_spans)
 MAX_SAMPLE_S = 60.0  # = perception.asr.MAX_CLIP_S
@@ -169,20 +178,94 @@ def save_portrait(source: Path, dest: Path) -> None:
     rgb.save(dest, format="PNG")
 
 
-def check_face(portrait: Path, *, shown_as: str) -> None:
-    """``InputError`` unless ``portrait`` shows one usable face (``shown_as`` names it in messages)."""
+@dataclass(frozen=True)
+class PortraitCheck:
+    """What ``check_face`` measured on an accepted portrait."""
+
+    face_px: float  # face width, cheek to cheek, in the stored portrait
+    yaw_deg: float  # head turned: + towards the image's right
+    pitch_deg: float  # head tipped: + chin down
+    roll_deg: float  # head tilted: + clockwise as seen
+    expression: str  # what the expression model reads on the still (``perception.face``)
+    expression_p: float
+
+    @property
+    def warning(self) -> str:
+        """A sentence for the uploader when the face shows a strong expression, else ""."""
+        if self.expression == "neutral" or self.expression_p < STRONG_EXPRESSION_P:
+            return ""
+        return (f"the face in this photo looks {self.expression} ({self.expression_p:.0%} by the expression "
+                "model). Every emotion the avatar shows starts from this face, so others will read it too: "
+                "a photo with a relaxed face, mouth closed, reads best")
+
+
+def head_pose_deg(points) -> tuple[float, float, float]:
+    """Yaw, pitch and roll (degrees) of a face from its 468-point mesh (x, y, z in image pixels).
+
+    The mesh's z is depth at the scale of x: the cheeks' depth difference over their distance gives
+    the yaw, the forehead's and chin's the pitch (less ``_FRONTAL_PITCH_DEG``, what a frontal face
+    reads), the eye line's slope the roll.
+    """
+    import numpy as np
+
+    from e3rg_core.video import topology
+
+    left, right = points[234].astype(float), points[454].astype(float)
+    top, chin = points[topology.FOREHEAD].astype(float), points[topology.CHIN].astype(float)
+    yaw = math.degrees(math.atan2(left[2] - right[2], float(np.hypot(*(right[:2] - left[:2])))))
+    pitch = math.degrees(math.atan2(top[2] - chin[2], chin[1] - top[1])) - _FRONTAL_PITCH_DEG
+    left_eye, right_eye = topology.eye_centres(points)
+    roll = math.degrees(math.atan2(right_eye[1] - left_eye[1], right_eye[0] - left_eye[0]))
+    return yaw, pitch, roll
+
+
+def _read_expression(rgb) -> tuple[str, float]:
+    """The class the expression model reads on a still and its probability (neutral, 0 without a face)."""
+    from e3rg_core.perception.face import FaceExpressionReader
+
+    reading = FaceExpressionReader(max_frames=1).read_frames([rgb])
+    if not reading.frames_with_face:
+        return "neutral", 0.0
+    return reading.top, float(reading.distribution.get(reading.top, 0.0))
+
+
+def expression_warning(portrait: Path) -> str:
+    """``PortraitCheck.warning`` for a stored portrait: a sentence when its face shows a strong expression."""
+    from e3rg_core.video.landmarks import read_rgb
+
+    top, p = _read_expression(read_rgb(Path(portrait)))
+    return PortraitCheck(face_px=0.0, yaw_deg=0.0, pitch_deg=0.0, roll_deg=0.0, expression=top,
+                         expression_p=p).warning
+
+
+def check_face(portrait: Path, *, shown_as: str) -> PortraitCheck:
+    """``InputError`` unless ``portrait`` shows one usable face: large enough, the only large one, and
+    frontal (within ``MAX_YAW_DEG`` / ``MAX_PITCH_DEG`` / ``MAX_ROLL_DEG``). ``shown_as`` names it in
+    messages. Also reads the still's expression, for ``PortraitCheck.warning``."""
     from e3rg_core.video.facemesh import FaceMesh
-    from e3rg_core.video.landmarks import prepare_portrait, read_rgb
+    from e3rg_core.video.landmarks import find_face, prepare_portrait, read_rgb
 
     mesh = FaceMesh()
     try:
-        prepare_portrait(portrait, size_px=256, cache_dir=None, mesh_factory=lambda: mesh)
+        prepared = prepare_portrait(portrait, size_px=256, cache_dir=None, mesh_factory=lambda: mesh)
     except InputError as exc:  # its messages name our scratch path; name the upload instead
         raise InputError(str(exc).replace(str(portrait), repr(shown_as))) from exc
-    areas = sorted((d.area_px for d in mesh.detect(read_rgb(portrait))), reverse=True)
+    rgb = read_rgb(portrait)
+    areas = sorted((d.area_px for d in mesh.detect(rgb)), reverse=True)
     if len(areas) > 1 and areas[1] >= SECOND_FACE_AREA_SHARE * areas[0]:
         n_faces = sum(a >= SECOND_FACE_AREA_SHARE * areas[0] for a in areas)
         raise InputError(f"portrait {shown_as!r} shows {n_faces} faces; use a photo of one person")
+    yaw, pitch, roll = head_pose_deg(find_face(mesh, rgb, portrait))
+    turned = [f"{what} {abs(angle):.0f} degrees" for what, angle, most in
+              (("turned", yaw, MAX_YAW_DEG), ("tipped up or down", pitch, MAX_PITCH_DEG),
+               ("tilted", roll, MAX_ROLL_DEG)) if abs(angle) > most]
+    if turned:
+        raise InputError(f"the face in portrait {shown_as!r} is {' and '.join(turned)}; use a frontal photo "
+                         f"(looking into the camera, head upright: at most {MAX_YAW_DEG:.0f} degrees turned, "
+                         f"{MAX_PITCH_DEG:.0f} tipped, {MAX_ROLL_DEG:.0f} tilted)")
+    top, p = _read_expression(rgb)
+    return PortraitCheck(face_px=prepared.face_px, yaw_deg=yaw, pitch_deg=pitch, roll_deg=roll, expression=top,
+                         expression_p=p)
 
 
 # -- voice --------------------------------------------------------------------------------------
@@ -277,8 +360,10 @@ def _licence(display_name: str, voice: VoiceSettings, has_sample: bool) -> str:
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     sample = ("  `reference.wav` is the uploaded sample (mono, 24 kHz), for voice-cloning backends."
               if has_sample else "")
+    what = "face and voice" if has_sample else "face"
     return (f"# {display_name}: sources and licences\n\n"
-            f"This avatar was {CREDITS}. Created {today}.\n\n"
+            f"This avatar was {CREDITS}. Created {today}. The uploader confirmed that they have the right "
+            f"to use this {what}.\n\n"
             "- **Portrait** (`portrait.png`): the uploaded image, turned upright, downscaled and without its "
             "metadata.\n"
             f"- **Voice**: the embedded `{voice.voice}` voice shifted by {voice.pitch_shift_semitones:+.1f} "
@@ -287,12 +372,14 @@ def _licence(display_name: str, voice: VoiceSettings, has_sample: bool) -> str:
 
 def create_avatar(library: AvatarLibrary, *, display_name: str, portrait: Path, voice_sample: Path | None = None,
                   age: str = "young", gender: str | None = None, timbre: str | None = None,
-                  owner: str = "", workdir: Path | None = None) -> Profile:
+                  owner: str = "", workdir: Path | None = None, rights_confirmed: bool = False) -> Profile:
     """Check a user's portrait and voice sample and store them as a new avatar under ``library.user_root``.
 
     ``owner`` is whose avatar it is (``memory.ownership``: only they see it until an operator
     publishes it; "" is the shared pool). ``gender`` and ``timbre`` override what the voice sample
-    suggests; without a sample ``gender`` is required. ``workdir`` holds the decoded uploads while
+    suggests; without a sample ``gender`` is required. ``rights_confirmed`` must be True: the uploader
+    says they have the right to use the face (their own, or one they have permission for) and the
+    voice; it is recorded in the avatar's ``LICENSE.md``. ``workdir`` holds the decoded uploads while
     they are checked (default: a temporary folder); nothing is written under ``user_root`` until
     every check has passed. Returns the new avatar's profile, as the library reads it.
     """
@@ -301,6 +388,9 @@ def create_avatar(library: AvatarLibrary, *, display_name: str, portrait: Path, 
     user_root = library.user_root
     if user_root.resolve() == library.root.resolve():
         raise ConfigError(f"the user avatar folder {user_root} is the shipped one; use a folder in the data dir")
+    if rights_confirmed is not True:
+        raise InputError("confirm that you have the right to use this face and this voice (your own, or a "
+                         "person's who agreed) before making an avatar of them")
     display_name = check_display_name(display_name)
     age = _choice("age", age, AGES) or "young"
     gender = _choice("gender", gender, GENDERS)
@@ -317,7 +407,9 @@ def create_avatar(library: AvatarLibrary, *, display_name: str, portrait: Path, 
     with tempfile.TemporaryDirectory(prefix="e3rg-avatar-", dir=workdir) as scratch_dir:
         scratch = Path(scratch_dir)
         save_portrait(portrait, scratch / "portrait.png")
-        check_face(scratch / "portrait.png", shown_as=portrait.name)
+        portrait_check = check_face(scratch / "portrait.png", shown_as=portrait.name)
+        if portrait_check.warning:
+            logger.info("custom avatar portrait: %s", portrait_check.warning)
         if voice_sample is not None:
             sample = _read_sample(Path(voice_sample), scratch / "reference.wav")
             gender = gender or guess_gender(sample.f0_hz)

@@ -3,8 +3,8 @@
 ::
 
     avatars/
-      library.toml            default = "eileen"
-      eileen/
+      library.toml            default = "amara"; retired = [ids of removed avatars]
+      amara/
         profile.toml          display name, age, gender, timbre, language, portrait, [voice]
         portrait.png
         LICENSE.md            where the portrait and voice come from, and their licences
@@ -12,10 +12,10 @@
 ``profile.toml`` (``portrait`` is required; ``reference_speech`` / ``reference_video`` are optional
 files in the same folder, used by voice-cloning and video backends)::
 
-    display_name = "Eileen"
-    age = "middle-aged"        # child | young | middle-aged | elderly   (AvaMERG's identity profile)
+    display_name = "Amara"
+    age = "young"              # child | young | middle-aged | elderly   (AvaMERG's identity profile)
     gender = "female"          # male | female
-    timbre = "mid"             # high | mid | low
+    timbre = "high"            # high | mid | low
     language = "en"
     portrait = "portrait.png"
     credits = "LICENSE.md"
@@ -354,6 +354,35 @@ class AvatarLibrary:
         if not ids:
             raise ConfigError(f"no avatars in {self.root}: add a folder with a profile.toml")
         return self.get(ids[0])
+
+    def retired_ids(self) -> tuple[str, ...]:
+        """Shipped avatars that were removed (``retired = [...]`` in ``library.toml``): stored conversations
+        and clients may still name them."""
+        index = self.root / "library.toml"
+        if not index.is_file():
+            return ()
+        try:
+            retired = tomllib.loads(index.read_text(encoding="utf-8")).get("retired", [])
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{index} is not valid TOML: {exc}") from exc
+        if not isinstance(retired, list) or not all(isinstance(r, str) and AVATAR_ID.match(r) for r in retired):
+            raise ConfigError(f"{index}: field 'retired' must be a list of avatar ids")
+        return tuple(r for r in retired if r not in self._ids_in(self.root))
+
+    def stand_in(self, avatar_id: str) -> tuple[Profile, str]:
+        """The avatar a stored conversation names, or the default when that one is gone.
+
+        Returns the profile and a note: "" when ``avatar_id`` is in the library, else a sentence saying
+        which avatar is gone and who stands in (a retired shipped avatar, a deleted custom one).
+        Never an error for a well-formed id: a conversation outlives the avatars it was had with.
+        """
+        check_avatar_id(avatar_id)
+        if avatar_id in self.ids():
+            return self.get(avatar_id), ""
+        default = self.default()
+        why = "was retired" if avatar_id in self.retired_ids() else "no longer exists"
+        return default, (f"The avatar {avatar_id!r} of this conversation {why}; "
+                         f"{default.display_name} ({default.id}) answers instead.")
 
     def resolve(self, avatar_id: str | None = None, *, age: str | None = None, gender: str | None = None,
                 timbre: str | None = None) -> Profile:

@@ -59,10 +59,10 @@ def test_profiles_map_onto_the_avatars_attributes():
     library = AvatarLibrary()
     picked = [library.resolve(age=c.listener.age, gender=c.listener.gender, timbre=c.listener.timbre).id
               for c in ds.conversations]
-    # exact matches for 00001-00004; 00005 (young male) takes the male avatar; 00006 (young female, high)
-    # takes a female one
-    assert picked[:5] == ["nova", "walter", "margaret", "nova", "walter"]
-    assert library.get(picked[5]).gender == "female"
+    # exact matches for 00002, 00003 and 00006; 00005 (young male, mid) takes the male avatar of its
+    # timbre; a middle-aged woman (00001, 00004) has no match of age or timbre: the default, a woman
+    assert picked == ["amara", "kofi", "rosa", "amara", "daniel", "amara"]
+    assert library.get(picked[0]).gender == "female"
 
 
 def test_unmapped_attributes_and_missing_ids_are_counted(tmp_path):

@@ -16,7 +16,7 @@ from e3rg_core.memory import AvatarLibrary, create_avatar
 from e3rg_core.memory import custom
 from e3rg_core.memory.profiles import AVATAR_ID, AVATARS_DIR, check_avatar_id
 
-NOVA = AVATARS_DIR / "nova" / "portrait.png"
+AMARA = AVATARS_DIR / "amara" / "portrait.png"
 BODY = """display_name = "{name}"
 age = "young"
 gender = "{gender}"
@@ -31,7 +31,7 @@ voice = "joe"
 def _user_avatar(user_root: Path, avatar_id: str, *, name: str = "User", gender: str = "male") -> Path:
     folder = user_root / avatar_id
     folder.mkdir(parents=True)
-    shutil.copy(NOVA, folder / "portrait.png")
+    shutil.copy(AMARA, folder / "portrait.png")
     (folder / "profile.toml").write_text(BODY.format(name=name, gender=gender))
     return folder
 
@@ -57,18 +57,33 @@ def test_without_user_root_the_library_is_the_shipped_one(tmp_path):
 
 def test_ids_are_the_union_and_a_shipped_id_wins(library):
     _user_avatar(library.user_root, "ada-123abc", name="Ada", gender="female")
-    _user_avatar(library.user_root, "nova", name="Impostor")  # made by hand: must not shadow the shipped Nova
+    _user_avatar(library.user_root, "amara", name="Impostor")  # made by hand: must not shadow the shipped Amara
     (library.user_root / ".tmp-0123").mkdir()  # a staging folder is never an avatar
     assert set(library.ids()) == set(AvatarLibrary().ids()) | {"ada-123abc"}
     assert library.custom_ids() == ("ada-123abc",)
-    assert library.is_custom("ada-123abc") and not library.is_custom("nova") and not library.is_custom("bob")
-    assert library.get("nova").display_name == "Nova"
-    assert library.get("nova").folder == (AVATARS_DIR / "nova").resolve()
+    assert library.is_custom("ada-123abc") and not library.is_custom("amara") and not library.is_custom("bob")
+    assert library.get("amara").display_name == "Amara"
+    assert library.get("amara").folder == (AVATARS_DIR / "amara").resolve()
     assert library.get("ada-123abc").display_name == "Ada"
     assert {p.id for p in library.profiles()} == set(library.ids())
-    assert [p.id for p in library.find(gender="female", age="young")] == ["ada-123abc"]
+    assert [p.id for p in library.find(gender="female", age="young", timbre="mid")] == ["ada-123abc"]
     assert library.resolve("ada-123abc").id == "ada-123abc"
-    assert library.default().id == "nova"  # from the shipped library.toml
+    assert library.default().id == "amara"  # from the shipped library.toml
+
+
+def test_a_gone_avatar_has_the_default_stand_in_with_a_note(library):
+    _user_avatar(library.user_root, "ada-123abc", name="Ada", gender="female")
+    assert library.stand_in("ada-123abc") == (library.get("ada-123abc"), "")
+    assert library.stand_in("amara") == (library.get("amara"), "")
+    library.delete_custom("ada-123abc")
+    profile, note = library.stand_in("ada-123abc")
+    assert profile.id == "amara" and note == ("The avatar 'ada-123abc' of this conversation no longer exists; "
+                                              "Amara (amara) answers instead.")
+    assert library.retired_ids() == ("margaret", "nova", "walter")
+    profile, note = library.stand_in("nova")
+    assert profile.id == "amara" and "'nova' of this conversation was retired" in note
+    with pytest.raises(InputError, match="avatar id"):
+        library.stand_in("../nova")
 
 
 def test_equal_matches_prefer_a_shipped_avatar(library):
@@ -113,12 +128,12 @@ def test_delete_custom(library):
     with pytest.raises(InputError, match="no custom avatar 'tom-444444'"):
         library.delete_custom("tom-444444")
     with pytest.raises(InputError, match="ships with e3rg and cannot be deleted"):
-        library.delete_custom("nova")
+        library.delete_custom("amara")
     with pytest.raises(InputError, match="ships with e3rg"):
-        AvatarLibrary().delete_custom("nova")
+        AvatarLibrary().delete_custom("amara")
     with pytest.raises(InputError, match="invalid avatar id"):
         library.delete_custom("../users")
-    assert (AVATARS_DIR / "nova" / "profile.toml").is_file()
+    assert (AVATARS_DIR / "amara" / "profile.toml").is_file()
 
 
 # -- whose avatar it is ---------------------------------------------------------------------------
@@ -135,7 +150,7 @@ def test_a_custom_avatar_is_seen_only_by_its_owner_until_published(library):
     assert {p.id for p in ownership.visible_profiles(library, "browser:aaaa")} == shipped | {"ada-123abc"}
     assert {p.id for p in ownership.visible_profiles(library, "browser:bbbb")} == shipped | {"bob-456def"}
     assert {p.id for p in ownership.visible_profiles(library, "")} == shipped  # the shared pool has none
-    assert ownership.may_use(library, "nova", "anyone") and not ownership.may_use(library, "bob-456def", "browser:aaaa")
+    assert ownership.may_use(library, "amara", "anyone") and not ownership.may_use(library, "bob-456def", "browser:aaaa")
     assert not ownership.may_use(library, "zzz-000000", "browser:aaaa")  # unknown
 
     assert ownership.set_published(library, "bob-456def", True) == ownership.AvatarOwner("browser:bbbb", True)
@@ -145,14 +160,14 @@ def test_a_custom_avatar_is_seen_only_by_its_owner_until_published(library):
     ownership.set_published(library, "bob-456def", False)
     assert not ownership.may_use(library, "bob-456def", "browser:aaaa")
     with pytest.raises(InputError, match="everybody's already"):
-        ownership.set_published(library, "nova", True)
+        ownership.set_published(library, "amara", True)
 
     with pytest.raises(InputError, match="only the avatars you made"):
         ownership.delete_own(library, "ada-123abc", "browser:bbbb")
     ownership.delete_own(library, "ada-123abc", "browser:aaaa")
     assert library.custom_ids() == ("bob-456def",)
     with pytest.raises(InputError, match="ships with e3rg and cannot be deleted"):
-        ownership.delete_own(library, "nova", "browser:aaaa")
+        ownership.delete_own(library, "amara", "browser:aaaa")
 
 
 def test_an_avatar_without_a_readable_owner_is_hidden_or_shared(library):
@@ -259,7 +274,7 @@ def test_transparent_portrait_goes_on_white(tmp_path):
 def test_bad_portraits(tmp_path, monkeypatch):
     (tmp_path / "text.png").write_text("not an image")
     Image.new("RGB", (4097, 16)).save(tmp_path / "wide.png")
-    shutil.copy(NOVA, tmp_path / "cut.png")
+    shutil.copy(AMARA, tmp_path / "cut.png")
     with open(tmp_path / "cut.png", "r+b") as handle:
         handle.truncate(4000)
     (tmp_path / "page.eps").write_text("%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\nshowpage\n")
@@ -270,7 +285,7 @@ def test_bad_portraits(tmp_path, monkeypatch):
             custom.save_portrait(tmp_path / name, tmp_path / "out.png")
     monkeypatch.setattr(custom, "MAX_PORTRAIT_BYTES", 1000)
     with pytest.raises(InputError, match="MB is accepted"):
-        custom.save_portrait(NOVA, tmp_path / "out.png")
+        custom.save_portrait(AMARA, tmp_path / "out.png")
 
 
 # -- refusals before any model runs ---------------------------------------------------------------
@@ -278,9 +293,9 @@ def test_bad_portraits(tmp_path, monkeypatch):
 
 def test_create_needs_a_user_folder():
     with pytest.raises(ConfigError, match="no user folder"):
-        create_avatar(AvatarLibrary(), display_name="Ann", portrait=NOVA, gender="female")
+        create_avatar(AvatarLibrary(), rights_confirmed=True, display_name="Ann", portrait=AMARA, gender="female")
     with pytest.raises(ConfigError, match="is the shipped one"):
-        create_avatar(AvatarLibrary(user_root=AVATARS_DIR), display_name="Ann", portrait=NOVA, gender="female")
+        create_avatar(AvatarLibrary(user_root=AVATARS_DIR), rights_confirmed=True, display_name="Ann", portrait=AMARA, gender="female")
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -291,9 +306,11 @@ def test_create_needs_a_user_folder():
     ({"gender": "male", "display_name": "../\x1b[31m"}, "control"),
     ({"gender": "male", "portrait": Path("/etc/passwd")}, "not an image"),
     ({"gender": "male", "portrait": Path("/nonexistent.png")}, "does not exist"),
+    ({"gender": "male", "rights_confirmed": False}, "confirm that you have the right to use this face"),
+    ({"gender": "male", "rights_confirmed": "yes"}, "confirm that you have the right"),
 ])
 def test_bad_requests_leave_nothing_behind(library, tmp_path, kwargs, message):
-    args = {"display_name": "Ann", "portrait": NOVA, "workdir": tmp_path / "work", **kwargs}
+    args = {"display_name": "Ann", "portrait": AMARA, "workdir": tmp_path / "work", "rights_confirmed": True, **kwargs}
     with pytest.raises(InputError, match=message):
         create_avatar(library, **args)
     assert _left_in(library.user_root) == []
@@ -306,7 +323,7 @@ def test_the_number_of_custom_avatars_is_limited(library, monkeypatch):
         (library.user_root / f"u{i}").mkdir(parents=True)
         (library.user_root / f"u{i}" / "profile.toml").write_text("")
     with pytest.raises(InputError, match="already 3 custom avatars"):
-        create_avatar(library, display_name="Ann", portrait=NOVA, gender="female")
+        create_avatar(library, rights_confirmed=True, display_name="Ann", portrait=AMARA, gender="female")
     assert custom.MAX_CUSTOM_AVATARS == 3 and len(_left_in(library.user_root)) == 3
 
 

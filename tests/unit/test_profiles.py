@@ -27,7 +27,7 @@ def _avatar(root: Path, avatar_id: str, body: str = GOOD, portrait: bool = True)
     folder = root / avatar_id
     folder.mkdir(parents=True)
     if portrait:
-        shutil.copy(AVATARS_DIR / "nova" / "portrait.png", folder / "face.png")
+        shutil.copy(AVATARS_DIR / "amara" / "portrait.png", folder / "face.png")
     (folder / "profile.toml").write_text(body)
     return folder / "profile.toml"
 
@@ -43,7 +43,7 @@ def test_shipped_avatars_load_and_look_and_sound_different():
     for p in profiles:
         assert (p.folder / "LICENSE.md").is_file(), f"{p.id} states no licence"
         assert "public domain" in (p.folder / "LICENSE.md").read_text().lower() or "CC0" in (p.folder / "LICENSE.md").read_text()
-    assert library.default().id == "nova"
+    assert library.default().id == "amara"
 
 
 def test_good_profile(tmp_path):
@@ -82,7 +82,7 @@ def test_save_round_trips(tmp_path):
     assert load_profile(path) == profile
 
 
-@pytest.mark.parametrize("bad", ["../nova", "Nova", "", "a/b", "x" * 80, ".hidden", "nova\x00"])
+@pytest.mark.parametrize("bad", ["../amara", "Amara", "", "a/b", "x" * 80, ".hidden", "amara\x00"])
 def test_unsafe_ids_are_refused(bad):
     with pytest.raises(InputError, match="invalid avatar id"):
         AvatarLibrary().get(bad)
