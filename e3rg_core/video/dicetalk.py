@@ -120,7 +120,9 @@ def check_gpu(device: int, min_memory_gb: float = MIN_GPU_MEMORY_GB) -> str:
         raise BackendUnavailable(f"{need} and PyTorch with CUDA; torch is not installed. "
                                  "Use the 'mesh' video backend on CPU.") from exc
     if not torch.cuda.is_available():
-        raise BackendUnavailable(f"{need}; CUDA is not available here (torch {torch.__version__}). "
+        why = "this PyTorch is a CPU build" if torch.version.cuda is None else "no CUDA device is visible"
+        raise BackendUnavailable(f"{need}; CUDA is not available here ({why}, torch {torch.__version__}): on a GPU "
+                                 "machine install a CUDA build of PyTorch (DICE-Talk's requirements.txt). "
                                  "Use the 'mesh' video backend on CPU.")
     if not 0 <= device < torch.cuda.device_count():
         raise BackendUnavailable(f"{need}; CUDA device {device} does not exist "
@@ -163,21 +165,32 @@ class DiceTalkRenderer:
                  min_memory_gb: float = MIN_GPU_MEMORY_GB) -> None:
         from e3rg_core.video.bank import DICETALK_BANK
 
-        if checkout is None or not str(checkout).strip():
-            raise BackendUnavailable("the dicetalk video backend needs video.dicetalk.dir (E3RG_VIDEO_DICETALK_DIR): "
-                                     "a DICE-Talk checkout with its checkpoints/")
-        self.checkout = Path(checkout).expanduser().resolve()
-        missing = [name for name in REQUIRED if not (self.checkout / name).exists()]
-        if missing:
-            raise BackendUnavailable(f"DICE-Talk checkout {self.checkout} lacks {', '.join(missing)}; clone it and "
-                                     "download the checkpoints as its README says")
+        # Everything missing is said at once, at start-up: the checkout, its files and priors, the GPU, ffmpeg.
+        problems: list[str] = []
         self.bank = load_bank(Path(bank_path) if bank_path else DICETALK_BANK)
-        self.priors = {label: self.checkout / "examples" / "emo" / f"{name}.npy" for label, name in self.bank.items()}
-        for path in set(self.priors.values()):
-            load_prior(path)
-        self.gpu = check_gpu(device, min_memory_gb)
+        self.checkout = Path(checkout).expanduser().resolve() if checkout and str(checkout).strip() else None
+        if self.checkout is None:
+            problems.append("it needs video.dicetalk.dir (E3RG_VIDEO_DICETALK_DIR): a DICE-Talk checkout with its "
+                            "checkpoints/")
+        elif missing := [name for name in REQUIRED if not (self.checkout / name).exists()]:
+            problems.append(f"DICE-Talk checkout {self.checkout} lacks {', '.join(missing)}; clone it and "
+                            "download the checkpoints as its README says")
+        else:
+            self.priors = {label: self.checkout / "examples" / "emo" / f"{name}.npy"
+                           for label, name in self.bank.items()}
+            for path in sorted(set(self.priors.values())):
+                try:
+                    load_prior(path)
+                except BackendUnavailable as exc:
+                    problems.append(str(exc))
+        try:
+            self.gpu = check_gpu(device, min_memory_gb)
+        except BackendUnavailable as exc:
+            problems.append(str(exc))
         if shutil.which("ffmpeg") is None:  # upstream muxes by calling `ffmpeg` from PATH
-            raise BackendUnavailable("DICE-Talk calls the ffmpeg program; install it (apt-get install ffmpeg)")
+            problems.append("DICE-Talk calls the ffmpeg program; install it (apt-get install ffmpeg)")
+        if problems:
+            raise BackendUnavailable("the dicetalk video backend cannot start here: " + "; ".join(problems))
         self.options = {"min_resolution": int(min_resolution), "inference_steps": int(steps),
                         "ref_scale": float(ref_scale), "emo_scale": float(emo_scale)}
         self.expand_ratio, self.crop = float(expand_ratio), bool(crop)

@@ -134,6 +134,23 @@ def test_missing_prior_is_caught_at_creation(checkout):
         DiceTalkRenderer(checkout=checkout)
 
 
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="CUDA is available here")
+def test_everything_missing_is_said_in_one_message_at_creation(checkout, monkeypatch):
+    """On a machine without a GPU and with an incomplete checkout, one error names both, not the first alone."""
+    (checkout / "checkpoints" / "RIFE" / "flownet.pkl").unlink()
+    monkeypatch.setattr(dicetalk.shutil, "which", lambda name: None)
+    with pytest.raises(BackendUnavailable) as caught:
+        DiceTalkRenderer(checkout=checkout)
+    message = str(caught.value)
+    assert message.startswith("the dicetalk video backend cannot start here: ")
+    for part in ("lacks checkpoints/RIFE/flownet.pkl", "CUDA GPU with at least 20 GB", "this PyTorch is a CPU build"
+                 if __import__("torch").version.cuda is None else "no CUDA device", "install a CUDA build of PyTorch",
+                 "apt-get install ffmpeg"):
+        assert part in message
+    with pytest.raises(BackendUnavailable, match="needs video.dicetalk.dir .*; DICE-Talk needs a CUDA GPU"):
+        DiceTalkRenderer(checkout=None)
+
+
 def test_without_a_big_gpu_the_error_says_so(checkout):
     with pytest.raises(BackendUnavailable, match="CUDA GPU with at least 20 GB"):
         DiceTalkRenderer(checkout=checkout)
