@@ -1,6 +1,6 @@
 """Command line of the three stages.
 
-    python -m e3rg_core understand --text "..." [--history FILE] [--json]
+    python -m e3rg_core understand --text "..." [--history FILE] [--audio WAV] [--video MP4] [--json]
     python -m e3rg_core speak --avatar nova --emotion sad --text "..." -o reply.wav [--timeline v.json]
     python -m e3rg_core render --avatar nova --audio reply.wav --visemes v.json --emotion sad -o reply.mp4
     python -m e3rg_core avatars list|publish ID|unpublish ID|delete ID
@@ -77,8 +77,15 @@ def _understand(args: argparse.Namespace) -> int:
     if args.vote == "off":  # the responder alone predicts the emotion
         config = replace(config, understanding=replace(config.understanding, voters=(config.understanding.responder,)))
     history = read_history(Path(args.history)) if args.history else ()
+    media = {}
+    for kind in ("audio", "video"):  # an omni model hears and sees the turn; other models read the text
+        value = getattr(args, kind)
+        if value is not None:
+            if not Path(value).is_file():
+                raise InputError(f"--{kind} {value}: no such file")
+            media[f"{kind}_path"] = Path(value)
     understander = Understander(config)
-    result = understander.understand(UserTurn(text=args.text, history=history))
+    result = understander.understand(UserTurn(text=args.text, history=history, **media))
     if args.json:
         payload = {
             "emotion": result.emotion,
@@ -114,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     und = sub.add_parser("understand", help="predict the user's emotion and write an empathetic reply")
     und.add_argument("--text", required=True, help="the user's message")
     und.add_argument("--history", help="dialogue so far: .json list of {role, text} or Speaker:/Listener: lines")
+    und.add_argument("--audio", help="the turn's recording (WAV, 16 kHz mono best), heard by an omni model profile")
+    und.add_argument("--video", help="the turn's video (MP4, or .npy frames), seen by an omni model profile")
     und.add_argument("--shots", type=int, choices=(0, 1, 3), help="worked examples in the emotion prompt")
     und.add_argument("--vote", help="comma-separated voter profiles (e.g. qwen1.5b,qwen0.5b,minilm) or 'off'")
     und.add_argument("--responder", help="model profile that writes the reply")

@@ -38,6 +38,12 @@ def test_missing_history_file_is_a_clean_error(tmp_path, capsys):
     assert "cannot read history file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kind", ["audio", "video"])
+def test_a_missing_turn_recording_is_a_clean_error_before_any_model_loads(tmp_path, capsys, kind):
+    assert main(["understand", "--text", "hi", f"--{kind}", str(tmp_path / "nope")]) == 2
+    assert f"--{kind} {tmp_path / 'nope'}: no such file" in capsys.readouterr().err
+
+
 def test_parser_rejects_two_shots():
     with pytest.raises(SystemExit):
         build_parser().parse_args(["understand", "--text", "x", "--shots", "2"])
@@ -52,14 +58,14 @@ def test_an_operator_publishes_and_deletes_custom_avatars(tmp_path, monkeypatch,
     monkeypatch.setenv("E3RG_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("E3RG_CONFIG", raising=False)
     folder = tmp_path / "avatars" / "sam-3f9c1e"
-    shutil.copytree(AVATARS_DIR / "walter", folder)
+    shutil.copytree(AVATARS_DIR / "kofi", folder)
     write_owner(folder, AvatarOwner("browser:" + "a" * 32))
     assert main(["avatars", "list", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == [
-        {"id": "sam-3f9c1e", "name": "Walter", "owner": "browser:" + "a" * 32, "published": False}]
+        {"id": "sam-3f9c1e", "name": "Kofi", "owner": "browser:" + "a" * 32, "published": False}]
     assert main(["avatars", "publish", "sam-3f9c1e"]) == 0 and read_owner(folder).published
     assert main(["avatars", "unpublish", "sam-3f9c1e"]) == 0 and not read_owner(folder).published
     capsys.readouterr()
-    assert main(["avatars", "publish", "nova"]) == 2 and "everybody's already" in capsys.readouterr().err
+    assert main(["avatars", "publish", "amara"]) == 2 and "everybody's already" in capsys.readouterr().err
     assert main(["avatars", "delete", "sam-3f9c1e"]) == 0 and not folder.exists()
     assert main(["avatars", "delete", "sam-3f9c1e"]) == 2 and "no custom avatar" in capsys.readouterr().err
