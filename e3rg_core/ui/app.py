@@ -283,6 +283,8 @@ def build_app(config: Config, *, service: ChatService | None = None,
                                         image_mode=None, elem_id="new_portrait")
                 new_voice = gr.Audio(type="filepath", sources=["upload", "microphone"], label="Voice sample",
                                      elem_id="new_voice")
+            new_rights = gr.Checkbox(label="I have the right to use this face and this voice: they are mine, or "
+                                           "the person's who agreed to it", value=False, elem_id="new_rights")
             with gr.Row():
                 create_btn = gr.Button("Create avatar", elem_id="create_avatar")
                 delete_avatar_btn = gr.Button("Delete the avatar I am talking to (one I made)", variant="stop",
@@ -531,7 +533,7 @@ def build_app(config: Config, *, service: ChatService | None = None,
         delete_btn.click(delete_session, inputs=[sid_store, avatar], outputs=new_outputs, api_name="delete_session")
 
         @GPU(duration=60)
-        def create_avatar(name, age, gender, portrait, voice, sid, request: gr.Request):
+        def create_avatar(name, age, gender, portrait, voice, rights, sid, request: gr.Request):
             """A custom avatar from a portrait and an optional voice sample; it is the caller's alone."""
             if not portrait:
                 raise gr.Error("Upload a portrait first.")
@@ -542,7 +544,7 @@ def build_app(config: Config, *, service: ChatService | None = None,
             try:
                 profile = service.create_avatar(owner=caller.owner, display_name=name or "", portrait=Path(portrait),
                                                 voice_sample=Path(voice) if voice else None, age=age or "young",
-                                                gender=gender or None)
+                                                gender=gender or None, rights_confirmed=rights is True)
             except Exception as exc:
                 raise _error(exc, "Could not create the avatar") from exc
             _discard_uploads(demo, portrait, voice)  # stored as the avatar's own (the portrait without metadata)
@@ -554,10 +556,15 @@ def build_app(config: Config, *, service: ChatService | None = None,
             note = (f"Created **{profile.display_name}** ({profile.id}): {profile.gender}, {profile.age}, "
                     f"voice {profile.voice.voice} {profile.voice.pitch_shift_semitones:+.1f} semitones. "
                     "Only you can see it.")
+            from e3rg_core.memory.custom import expression_warning
+
+            warning = expression_warning(profile.portrait)
+            note += f"\n\nNote: {warning}." if warning else ""
             return (note, gr.update(value=gallery_items(caller.owner)),
                     gr.update(choices=avatar_choices(caller.owner), value=profile.id), None, None)
 
-        create_btn.click(create_avatar, inputs=[new_name, new_age, new_gender, new_portrait, new_voice, sid_store],
+        create_btn.click(create_avatar, inputs=[new_name, new_age, new_gender, new_portrait, new_voice, new_rights,
+                                                sid_store],
                          outputs=[create_note, gallery, avatar, new_portrait, new_voice], api_name="create_avatar",
                          concurrency_limit=TURNS_IN_FLIGHT, concurrency_id=HEAVY)
 

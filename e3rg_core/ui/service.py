@@ -66,7 +66,7 @@ class ChatService:
             try:
                 session = self.store.get(session_id)
                 if session.info.owner == owner:
-                    return session
+                    return self._with_live_avatar(session)
                 logger.info("session %s is not the caller's; starting a new one", session_id)
             except InputError:
                 logger.info("session %r not found; starting a new one", str(session_id)[:40])
@@ -86,7 +86,15 @@ class ChatService:
         session = self.store.get(session_id)
         if session.info.owner != owner:
             raise InputError(NOT_YOURS)
-        return session
+        return self._with_live_avatar(session)
+
+    def _with_live_avatar(self, session: Session) -> Session:
+        """The session; when the avatar it names is gone (retired or deleted), switched to the default."""
+        profile, note = self.library.stand_in(session.info.avatar_id)
+        if not note:
+            return session
+        logger.info("conversation %s: %s", session.info.id, note)
+        return Session(info=self.store.set_avatar(session.info.id, profile.id), turns=session.turns)
 
     def set_avatar(self, session_id: str, avatar_id: str, *, owner: str = "") -> SessionInfo:
         self.session(session_id, owner=owner)
@@ -108,6 +116,10 @@ class ChatService:
         if not avatar_id:
             return self.library.default()
         check_avatar_id(avatar_id)
+        if avatar_id in self.library.retired_ids():  # named by a page or client from before its removal
+            profile, note = self.library.stand_in(avatar_id)
+            logger.info(note)
+            return profile
         if not may_use(self.library, avatar_id, owner):  # another's avatar reads as unknown
             known = ", ".join(p.id for p in self.avatars(owner=owner))
             raise InputError(f"unknown avatar {avatar_id!r}; choose from {known}")

@@ -32,7 +32,7 @@ OUT = ("emotion", "reply_text", "reply_audio", "reply_video", "emotion_note", "t
        "text_in", "audio_in", "video_in", "check_note", "correction")
 
 
-def _turn(client, sid, text, avatar="nova", audio=None):
+def _turn(client, sid, text, avatar="amara", audio=None):
     from gradio_client import handle_file
 
     result = client.predict(sid, avatar, text, handle_file(str(audio)) if audio else None, None, api_name="/turn")
@@ -64,7 +64,7 @@ def test_turn_reload_restart_new_session_export(server, tmp_path):
     with zipfile.ZipFile(exported) as archive:
         assert len(json.loads(archive.read("session.json"))["turns"]) == 3
 
-    fresh = client.predict(sid, "margaret", api_name="/new_session")
+    fresh = client.predict(sid, "rosa", api_name="/new_session")
     assert fresh[0] != sid and fresh[1] == []
     assert fresh[0].split(".")[1] == sid.split(".")[1]  # a new conversation of the same browser
     assert sid in {value for _label, value in fresh[3]["choices"]}  # which lists the old one
@@ -76,7 +76,7 @@ def test_a_spoken_turn_is_transcribed(server, tmp_path):
 
     clip = EmbeddedSpeaker().synthesize("I failed my driving test again today.", emotion="neutral", intensity=0.0,
                                         voice=VoiceSettings(voice="joe"), out_path=tmp_path / "me.wav")
-    out = _turn(_client(server), None, "", avatar="walter", audio=clip.wav_path)
+    out = _turn(_client(server), None, "", avatar="kofi", audio=clip.wav_path)
     user = [m for m in out["chat"] if m["role"] == "user"][0]["content"][0]["text"]
     assert "driving test" in user.lower() and user.startswith("🎙")
     assert out["emotion"]["label"] == "sad"
@@ -106,11 +106,11 @@ def test_a_custom_avatar_from_the_page_persists(server, tmp_path):
         "Thank you for listening.", emotion="neutral", intensity=0.0, voice=VoiceSettings(voice="joe"),
         out_path=tmp_path / "sample.wav")
     client, other = _client(server), _client(server)
-    sid = client.predict(None, "nova", api_name="/new_session")[0]
+    sid = client.predict(None, "amara", api_name="/new_session")[0]
     voice = _upload(server, sample.wav_path)
     note, gallery, update, portrait_after, voice_after = client.predict(
-        "Sam", "young", None, handle_file(str(ROOT / "avatars/walter/portrait.png")),
-        {"path": voice, "meta": {"_type": "gradio.FileData"}}, sid, api_name="/create_avatar")
+        "Sam", "young", None, handle_file(str(ROOT / "avatars/kofi/portrait.png")),
+        {"path": voice, "meta": {"_type": "gradio.FileData"}}, True, sid, api_name="/create_avatar")
     chosen = update["value"]  # the avatar dropdown now shows the new avatar
     assert "Created **Sam**" in note and "male" in note and chosen.startswith("sam-")
     assert (portrait_after, voice_after) == (None, None)  # the form is cleared
@@ -127,22 +127,25 @@ def test_a_custom_avatar_from_the_page_persists(server, tmp_path):
     with pytest.raises(AppError, match="unknown avatar") as refused:
         _turn(other, None, "Hello.", avatar=chosen)
     assert chosen not in str(refused.value)[str(refused.value).index("choose from"):]
-    other_sid = other.predict(None, "nova", api_name="/new_session")[0]
+    other_sid = other.predict(None, "amara", api_name="/new_session")[0]
     with pytest.raises(AppError, match="only the avatars you made"):
         other.predict(other_sid, chosen, api_name="/delete_avatar")
     with pytest.raises(AppError, match="needs the pass"):
-        client.predict("Tim", "young", "male", handle_file(str(ROOT / "avatars/walter/portrait.png")), None, None,
-                       api_name="/create_avatar")
+        client.predict("Tim", "young", "male", handle_file(str(ROOT / "avatars/kofi/portrait.png")), None, True,
+                       None, api_name="/create_avatar")
+    with pytest.raises(AppError, match="right to use this face"):  # the box left unticked
+        client.predict("Tim", "young", "male", handle_file(str(ROOT / "avatars/kofi/portrait.png")), None, False,
+                       sid, api_name="/create_avatar")
 
     with pytest.raises(AppError, match="needs at least 5 s|at least 5 s is needed"):
         short = EmbeddedSpeaker().synthesize("Hi.", emotion="neutral", intensity=0.0, voice=VoiceSettings(voice="joe"),
                                              out_path=tmp_path / "short.wav")
-        client.predict("Tim", "young", None, handle_file(str(ROOT / "avatars/walter/portrait.png")),
-                       handle_file(str(short.wav_path)), sid, api_name="/create_avatar")
+        client.predict("Tim", "young", None, handle_file(str(ROOT / "avatars/kofi/portrait.png")),
+                       handle_file(str(short.wav_path)), True, sid, api_name="/create_avatar")
 
-    # its maker deletes it: portrait, voice sample and profile go, and the conversation talks to Nova again
+    # its maker deletes it: portrait, voice sample and profile go, and the conversation talks to Amara again
     note, gallery, update = client.predict(sid, chosen, api_name="/delete_avatar")
-    assert "Deleted" in note and update["value"] == "nova" and not (server.data / "avatars" / chosen).exists()
+    assert "Deleted" in note and update["value"] == "amara" and not (server.data / "avatars" / chosen).exists()
     assert "Sam · young male" not in _captions(gallery)
 
 
@@ -186,17 +189,17 @@ def test_two_visitors_never_reach_each_others_conversations(server):
     a, b = _client(server), _client(server)
     secret_text = "My PIN is 4821 and I am scared my ex will find my new address."
     pass_a = _turn(a, None, secret_text)["sid"]
-    fresh = b.predict(None, "nova", api_name="/new_session")
+    fresh = b.predict(None, "amara", api_name="/new_session")
     pass_b, listed_b = fresh[0], fresh[3]["choices"]
     assert pass_b.split(".")[1] != pass_a.split(".")[1]  # another browser
     assert [value for _label, value in listed_b] == [pass_b]  # B lists its own, nothing of A's
     assert "PIN" not in str(listed_b)
-    assert pass_a in {value for _label, value in a.predict(pass_a, "nova", api_name="/new_session")[3]["choices"]}
+    assert pass_a in {value for _label, value in a.predict(pass_a, "amara", api_name="/new_session")[3]["choices"]}
 
     calls = {"resume": lambda p: b.predict(p, api_name="/resume"),
              "export": lambda p: b.predict(p, api_name="/export"),
-             "delete": lambda p: b.predict(p, "nova", api_name="/delete_session"),
-             "redo": lambda p: b.predict(p, "nova", "tired", api_name="/redo"),
+             "delete": lambda p: b.predict(p, "amara", api_name="/delete_session"),
+             "redo": lambda p: b.predict(p, "amara", "tired", api_name="/redo"),
              "turn": lambda p: _turn(b, p, "Tell me what they said.")}
     for how, forged in _forgeries(pass_b, pass_a).items():
         for action, call in calls.items():
@@ -220,7 +223,7 @@ def test_media_is_served_under_unguessable_names_and_goes_with_the_conversation(
     clip = EmbeddedSpeaker().synthesize("I failed my driving test again today.", emotion="neutral", intensity=0.0,
                                         voice=VoiceSettings(voice="joe"), out_path=tmp_path / "me.wav")
     upload = _upload(server, clip.wav_path)
-    out = dict(zip(OUT, raw.predict(None, "nova", "", {"path": upload, "meta": {"_type": "gradio.FileData"}}, None,
+    out = dict(zip(OUT, raw.predict(None, "amara", "", {"path": upload, "meta": {"_type": "gradio.FileData"}}, None,
                                     api_name="/turn")))
     sid = out["sid"].split(".")[2]
     stored = next((server.data / "media" / sid).iterdir())  # the turn's folder in the data dir
@@ -235,7 +238,7 @@ def test_media_is_served_under_unguessable_names_and_goes_with_the_conversation(
     exported = raw.predict(out["sid"], api_name="/export")["path"]
     assert "/e3rg/" in exported and _fetch(server, exported).status_code == 200
 
-    raw.predict(out["sid"], "nova", api_name="/delete_session")
+    raw.predict(out["sid"], "amara", api_name="/delete_session")
     assert not (server.data / "media" / sid).exists()
     for path in urls + [exported]:  # its copies went with it
         assert _fetch(server, path).status_code == 403, path

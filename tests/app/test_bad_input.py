@@ -41,7 +41,7 @@ def service(tmp_path_factory):
 @pytest.fixture(scope="module")
 def held(service):
     """A session with one committed turn, which no failing case may change."""
-    session = service.new_session("walter")
+    session = service.new_session("kofi")
     events = list(service.turn(session.info.id, text="My sister called and we laughed for an hour."))
     assert isinstance(events[-1], Committed)
     return session.info.id
@@ -97,7 +97,7 @@ def test_a_bad_portrait_creates_nothing(service, corpus, name):
     case = corpus[name]
     ids = set(service.library.ids())
     with pytest.raises(InputError, match=case.expected):
-        service.create_avatar(display_name="Sam", portrait=case.path, gender="male")
+        service.create_avatar(rights_confirmed=True, display_name="Sam", portrait=case.path, gender="male")
     assert set(service.library.ids()) == ids
     user_root = service.library.user_root
     assert not user_root.exists() or not any(p.name.startswith(".tmp-") for p in user_root.iterdir())
@@ -120,7 +120,7 @@ def server(tmp_path_factory):
     server.stop()
 
 
-def _turn(client, sid, *, text="", avatar="nova", audio=None, video=None):
+def _turn(client, sid, *, text="", avatar="amara", audio=None, video=None):
     from gradio_client import handle_file
 
     file = lambda p: p if isinstance(p, dict) else handle_file(str(p)) if p else None  # noqa: E731

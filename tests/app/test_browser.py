@@ -2,7 +2,7 @@
 a reload and a server restart that keep the conversation, and two browsers that see only their own
 conversations and custom avatars.
 
-Chromium's fake camera shows the nova portrait and its fake microphone says "I failed my driving test
+Chromium's fake camera shows the amara portrait and its fake microphone says "I failed my driving test
 again today." (``tests/app/browser_support.py``). The app runs as ``tests/app/serve.py``: real speech
 recognition, speech and video, and a scripted understander ("driving" -> disappointed, coarse sad;
 "sister" -> joyful, coarse happy).
@@ -259,8 +259,9 @@ def test_two_browsers_see_only_their_own_conversations_and_avatars(page, browser
     page.locator("#new_name").get_by_role("textbox").fill("Sam")
     page.locator("#new_gender input").click()
     page.get_by_role("option", name="male", exact=True).click()
-    page.locator("#new_portrait input[type=file]").set_input_files(str(ROOT / "avatars" / "walter" / "portrait.png"))
+    page.locator("#new_portrait input[type=file]").set_input_files(str(ROOT / "avatars" / "kofi" / "portrait.png"))
     page.locator("#new_portrait img").wait_for()
+    page.locator("#new_rights input").check()  # "I have the right to use this face and voice"
     page.locator("#create_avatar").click()
     expect(page.locator("#create_note")).to_contain_text("Created Sam", timeout=60 * MS)
     expect(page.locator("#avatar_gallery")).to_contain_text("Sam · young male")
@@ -274,7 +275,7 @@ def test_two_browsers_see_only_their_own_conversations_and_avatars(page, browser
         for _ in range(2):  # a first visit, then a reload
             other.goto(server.url)
             other.locator("#send").wait_for()
-            expect(other.locator("#avatar_gallery")).to_contain_text("Walter")  # the shipped avatars are there
+            expect(other.locator("#avatar_gallery")).to_contain_text("Kofi")  # the shipped avatars are there
             expect(other.locator("#avatar_gallery")).not_to_contain_text("Sam")
             labels = past_conversations(other)
             assert len(labels) == 1 and "(no turns yet)" in labels[0], labels  # only its own, empty one

@@ -36,15 +36,15 @@ def _run(events):
 
 
 def test_a_text_turn_paints_in_stage_order_and_is_stored(service):
-    session = service.new_session("walter")
+    session = service.new_session("kofi")
     events = _run(service.turn(session.info.id, text="I failed my driving test again today."))
     assert [e.stage for e in events if isinstance(e, StageResult)] == list(STAGES[:4])
     understood = events[1].value
     assert (understood.emotion, understood.coarse) == ("disappointed", "sad")
-    assert events[2].value.voice == "embedded:joe"  # Walter's own voice
+    assert events[2].value.voice == "embedded:joe"  # Kofi's own voice
     stored = events[-1].turn
     assert stored.record.user_text == "I failed my driving test again today." and stored.record.input_kind == "text"
-    assert stored.record.avatar_id == "walter" and set(stored.record.timings_s) == set(STAGES[:4])
+    assert stored.record.avatar_id == "kofi" and set(stored.record.timings_s) == set(STAGES[:4])
     assert {"reply_audio", "reply_video"} <= set(stored.media)
     assert all(Path(p).is_file() and Path(p).is_relative_to(service.config.data_dir) for p in stored.media.values())
     again = service.session(session.info.id)
@@ -161,7 +161,7 @@ def test_sessions_are_kept_per_owner(service, me, other):
                 lambda: list(service.regenerate(mine.info.id, "tired", owner=other)),
                 lambda: service.session(mine.info.id, owner=other), lambda: service.export(mine.info.id, owner=other),
                 lambda: service.delete(mine.info.id, owner=other),
-                lambda: service.set_avatar(mine.info.id, "walter", owner=other)):
+                lambda: service.set_avatar(mine.info.id, "kofi", owner=other)):
         with pytest.raises(InputError, match="belongs to someone else"):
             act()
     assert len(service.session(mine.info.id, owner=me).turns) == 1  # nothing changed
@@ -172,8 +172,8 @@ def test_sessions_are_kept_per_owner(service, me, other):
 
 def test_a_custom_avatar_is_its_creators(service, tmp_path):
     a, b = "browser:" + "d" * 32, "browser:" + "e" * 32
-    portrait = Path(__file__).resolve().parents[2] / "avatars" / "walter" / "portrait.png"
-    made = service.create_avatar(owner=a, display_name="Sam", portrait=portrait, gender="male")
+    portrait = Path(__file__).resolve().parents[2] / "avatars" / "kofi" / "portrait.png"
+    made = service.create_avatar(owner=a, rights_confirmed=True, display_name="Sam", portrait=portrait, gender="male")
     assert made.id in {p.id for p in service.avatars(owner=a)}
     assert made.id not in {p.id for p in service.avatars(owner=b)} | {p.id for p in service.avatars()}
     with pytest.raises(InputError, match=f"unknown avatar '{made.id}'; choose from") as refused:
@@ -201,8 +201,8 @@ def test_shared_conversations_are_one_list_only_when_the_operator_says_so(servic
     def two_visitors(config):
         demo, _launch = build_app(config, service=service, stream=False)
         new_session = next(fn.fn for fn in demo.fns.values() if fn.api_name == "new_session")
-        first = new_session(None, "nova", nobody)[0]
-        listed = new_session(None, "nova", nobody)[3]["choices"]  # what the second visitor lists
+        first = new_session(None, "amara", nobody)[0]
+        listed = new_session(None, "amara", nobody)[3]["choices"]  # what the second visitor lists
         return first.split(".")[2], {value.split(".")[2] for _label, value in listed}
 
     first, seen = two_visitors(service.config)
@@ -212,13 +212,13 @@ def test_shared_conversations_are_one_list_only_when_the_operator_says_so(servic
 
 
 def test_export_and_delete(service):
-    session = service.new_session("margaret")
+    session = service.new_session("rosa")
     _run(service.turn(session.info.id, text="My sister called and we laughed for an hour."))
     path = service.export(session.info.id)
     with zipfile.ZipFile(path) as archive:
         data = json.loads(archive.read("session.json"))
         names = archive.namelist()
-    assert data["session"]["avatar_id"] == "margaret" and len(data["turns"]) == 1
+    assert data["session"]["avatar_id"] == "rosa" and len(data["turns"]) == 1
     assert any(n.endswith(".wav") for n in names) and any(n.endswith(".mp4") for n in names)
     service.delete(session.info.id)
     with pytest.raises(InputError):
@@ -253,11 +253,23 @@ def test_unknown_avatar(service):
         list(service.turn(session.info.id, avatar_id="bob", text="Hi."))
 
 
+def test_a_conversation_with_a_removed_avatar_falls_back_to_the_default(service):
+    """Walter, Margaret and Nova were removed (issue 24); conversations and pages naming them go on."""
+    session = service.new_session("kofi")
+    service.store.set_avatar(session.info.id, "walter")  # as a conversation stored before the removal
+    resumed = service.session(session.info.id)
+    assert resumed.info.avatar_id == "amara" == service.store.get(session.info.id).info.avatar_id
+    assert service.open_session(session.info.id).info.id == session.info.id
+    assert service.avatar("nova").id == "amara"  # a page from before the removal still names Nova
+    with pytest.raises(InputError, match="unknown avatar 'bob'"):  # an id that never existed stays an error
+        service.avatar("bob")
+
+
 def test_the_app_builds_with_its_endpoints(service):
     from e3rg_core.ui.app import build_app
 
-    portrait = Path(__file__).resolve().parents[2] / "avatars" / "walter" / "portrait.png"
-    private = service.create_avatar(owner="browser:" + "f" * 32, display_name="Zed", portrait=portrait, gender="male")
+    portrait = Path(__file__).resolve().parents[2] / "avatars" / "kofi" / "portrait.png"
+    private = service.create_avatar(owner="browser:" + "f" * 32, rights_confirmed=True, display_name="Zed", portrait=portrait, gender="male")
     demo, launch = build_app(service.config, service=service)
     names = {fn.api_name for fn in demo.fns.values() if fn.api_visibility == "public"}
     assert {"turn", "redo", "new_session", "resume", "export", "delete_session", "create_avatar",
@@ -320,7 +332,7 @@ def test_typed_text_wins_over_the_recording(service, tmp_path):
 def test_turns_of_two_users_overlap_safely(service):
     import threading
 
-    sessions = [service.new_session("nova"), service.new_session("walter")]
+    sessions = [service.new_session("amara"), service.new_session("kofi")]
     errors: list[Exception] = []
 
     def talk(session, text):
@@ -349,16 +361,16 @@ def test_the_avatar_checks_its_own_face_and_voice(service, monkeypatch, tmp_path
     config = service.pipeline.config
     monkeypatch.setattr(service.pipeline, "config", replace(config, perception=replace(config.perception,
                                                                                         check_output=True)))
-    session = service.new_session("margaret")
+    session = service.new_session("rosa")
     events = _run(service.turn(session.info.id, text="I failed my driving test again today."))
     assert [e.stage for e in events if isinstance(e, StageResult)] == list(STAGES)
     check = events[4].value
     assert check.intended == "sad" and check.voice_ok is True and check.voice_arousal < 0  # the sad voice is calmer
     assert check.face_top is not None and 0.0 <= check.face_p <= 1.0
-    # judged against Margaret's own neutral face, rendered and read once for every later turn
+    # judged against Rosa's own neutral face, rendered and read once for every later turn
     renderer = service.pipeline.renderer()
     monkeypatch.setattr(renderer, "render", lambda *a, **k: pytest.fail("the neutral face was rendered again"))
-    neutral = service.pipeline.neutral_face(service.pipeline.library.get("margaret"), tmp_path)
+    neutral = service.pipeline.neutral_face(service.pipeline.library.get("rosa"), tmp_path)
     assert neutral is not None and check.face_rise == pytest.approx(check.face_p - neutral["sad"])
     details = events[-1].turn.record.details
     assert details["consistency"]["voice_ok"] is True and details["consistency_summary"].startswith("meant sad")
