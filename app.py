@@ -43,20 +43,24 @@ def main(argv: list[str] | None = None) -> None:
     ensure_nodeps_requirements()
 
     from e3rg_core.config import load_config
+    from e3rg_core.errors import E3rgError
     from e3rg_core.ui.app import build_app
     from e3rg_core.ui.service import ChatService
 
-    config = load_config(args.config, overrides={"ui.host": args.host, "ui.port": args.port})
-    if args.study:  # the rater app loads no model
-        from e3rg_core.ui.rater import build_rater_app
+    try:  # a setting, package, weight or GPU that is missing stops here with one message, not in a turn
+        config = load_config(args.config, overrides={"ui.host": args.host, "ui.port": args.port})
+        if args.study:  # the rater app loads no model
+            from e3rg_core.ui.rater import build_rater_app
 
-        demo, launch = build_rater_app(config, Path(args.study))
-        demo.launch(**launch)
-        return
-    service = ChatService(config)
-    if not args.no_warm_up:
-        logging.getLogger("e3rg").info("loading the models (about 10 s; --no-warm-up skips this)")
-        logging.getLogger("e3rg").info("models loaded in %s s", service.pipeline.warm_up())
+            demo, launch = build_rater_app(config, Path(args.study))
+            demo.launch(**launch)
+            return
+        service = ChatService(config)
+        if not args.no_warm_up:
+            logging.getLogger("e3rg").info("loading the models (about 10 s; --no-warm-up skips this)")
+            logging.getLogger("e3rg").info("models loaded in %s s", service.pipeline.warm_up())
+    except E3rgError as exc:
+        sys.exit(f"e3rg cannot start: {exc}")
     demo, launch = build_app(config, service=service)
     demo.launch(**launch)
 

@@ -12,7 +12,9 @@ it the mouth follows the loudness of the audio.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -50,10 +52,12 @@ def _render(args: argparse.Namespace) -> int:
                     text="", emotion=point.coarse, intensity=intensity, voice="file",
                     visemes=read_visemes(Path(args.visemes)) if args.visemes else ())
     started = time.perf_counter()
-    renderer = create_renderer(config)
-    loaded = time.perf_counter()
-    video = renderer.render(speech, portrait=portrait, emotion=point.coarse, intensity=intensity,
-                            out_path=Path(args.output))
+    # upstream model code may print to stdout (DICE-Talk does); keep it off the JSON
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        renderer = create_renderer(config)
+        loaded = time.perf_counter()
+        video = renderer.render(speech, portrait=portrait, emotion=point.coarse, intensity=intensity,
+                                out_path=Path(args.output))
     done = time.perf_counter()
     if args.json:
         print(json.dumps({
