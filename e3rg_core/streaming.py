@@ -42,6 +42,7 @@ from e3rg_core.errors import InputError
 from e3rg_core.events import (EmotionDecided, RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnEvent,
                               TurnRequest)
 from e3rg_core.stages import Stages
+from e3rg_core.threads import Handover
 from e3rg_core.types import Decision, Speech, Stage, Video
 
 if TYPE_CHECKING:
@@ -79,23 +80,16 @@ def stream_turn(stages: Stages, request: TurnRequest, workdir: Path) -> Iterator
 
     fps = float(getattr(stages.renderer(), "fps", 25))
     events: queue.Queue = queue.Queue()
-    sentences: queue.Queue = queue.Queue()
     stop = threading.Event()
     written: dict[str, float] = {}
-    writer = threading.Thread(target=_write_reply, name="e3rg-reply",
-                              args=(stages, decided, sentences, events, stop, written), daemon=True)
-    media = _Media(stages, decided.decision, avatar, workdir, fps, sentences, events, stop, began)
+    reply = Handover(_written(stages, decided, written), name="e3rg-reply")  # the writer thread
+    media = _Media(stages, decided.decision, avatar, workdir, fps, reply, events, stop, began)
     performer = threading.Thread(target=media.run, name="e3rg-media", daemon=True)
-    writer.start()
     performer.start()
     try:
-        finished = 0
         failure: BaseException | None = None
-        while finished < 2:
-            event = events.get()
-            if event is _DONE:
-                finished += 1
-            elif isinstance(event, BaseException):
+        while (event := events.get()) is not _DONE:
+            if isinstance(event, BaseException):
                 failure = failure or event
                 stop.set()
             else:
@@ -104,15 +98,13 @@ def stream_turn(stages: Stages, request: TurnRequest, workdir: Path) -> Iterator
             raise failure
     finally:
         stop.set()
-        sentences.put(_DONE)  # wake the media thread if it waits for text
-        writer.join()
+        reply.close()  # stops the LLM and wakes the media thread if it waits for text
         performer.join()
 
     if not media.spoken:
         raise InputError(f"nothing to speak in the reply {' '.join(media.texts)[:80]!r}: it has no pronounceable words")
-    reply = " ".join(media.texts)
     reply_s = written.get("reply_s", 0.0)
-    understanding = stages.finish(decided, reply, reply_s=reply_s)
+    understanding = stages.finish(decided, " ".join(media.texts), reply_s=reply_s)
     yield StageResult(Stage.UNDERSTOOD, understanding, understanding.timings_s.get("emotion_s", 0.0) + reply_s)
     start = time.perf_counter()
     speech = media.join_voice()  # joined when the last piece was spoken, unless the turn ended otherwise
@@ -134,34 +126,20 @@ def stream_turn(stages: Stages, request: TurnRequest, workdir: Path) -> Iterator
         yield stages.run_stage(Stage.CHECKED, lambda: stages.check(speech, video, avatar, workdir))
 
 
-def _write_reply(stages: Stages, decided: Decided, sentences: queue.Queue, events: queue.Queue,
-                 stop: threading.Event, written: dict[str, float]) -> None:
-    """The writer thread: the reply's sentences into ``sentences`` as the model ends each one."""
-    try:
-        with stages.measured() as clock:
-            stream = stages.write(decided, first_clause_words=FIRST_CLAUSE_WORDS)
-            try:
-                for sentence in stream:
-                    sentences.put(sentence)
-                    if stop.is_set():
-                        break
-            finally:
-                stream.close()
-        written["reply_s"] = clock.seconds
-    except BaseException as exc:  # noqa: BLE001 - handed to the turn's thread, which raises it
-        events.put(exc)
-    finally:
-        sentences.put(_DONE)
-        events.put(_DONE)
+def _written(stages: Stages, decided: Decided, written: dict[str, float]) -> Iterator[str]:
+    """The reply's sentences as the model ends each one (run on the writer thread); its seconds into ``written``."""
+    with stages.measured() as clock:
+        yield from stages.write(decided, first_clause_words=FIRST_CLAUSE_WORDS)
+    written["reply_s"] = clock.seconds
 
 
 class _Media:
     """The media thread: speak each piece as soon as its text is ready, render the video when nothing is."""
 
     def __init__(self, stages: Stages, decision: Decision, avatar: Profile, workdir: Path, fps: float,
-                 sentences: queue.Queue, events: queue.Queue, stop: threading.Event, began: float) -> None:
+                 reply: Handover[str], events: queue.Queue, stop: threading.Event, began: float) -> None:
         self.stages, self.decision, self.avatar, self.workdir, self.fps = stages, decision, avatar, workdir, fps
-        self.sentences, self.events, self.stop, self.began = sentences, events, stop, began
+        self.reply, self.events, self.stop, self.began = reply, events, stop, began
         self.texts: list[str] = []
         self.spoken: list[Speech] = []
         self.segments: list[tuple[int, Speech, float]] = []  # (piece, speech, start_s) still to render
@@ -169,7 +147,6 @@ class _Media:
         self.video_failure: StageFailure | None = None
         self.seconds = {Stage.SPOKEN: 0.0, Stage.RENDERED: 0.0}
         self.waits = {Stage.SPOKEN: 0.0, Stage.RENDERED: 0.0}
-        self._written = False  # the writer has handed over the whole reply
         self.voice: Speech | None = None  # the whole reply's WAV, once it is all spoken
         self.aac: AacEncoding | None = None  # its AAC, for the joined MP4
 
@@ -181,29 +158,10 @@ class _Media:
         finally:
             self.events.put(_DONE)
 
-    def _take_text(self, block: bool) -> list[str] | None:
-        """Every sentence written so far (waiting for one if ``block``); None once the reply is done."""
-        if self._written:
-            return None
-        ready: list[str] = []
-        try:
-            item = self.sentences.get(block=block)
-        except queue.Empty:
-            return []
-        while True:
-            if item is _DONE:
-                self._written = True
-                return ready or None
-            ready.append(item)
-            try:
-                item = self.sentences.get_nowait()
-            except queue.Empty:
-                return ready
-
     def _run(self) -> None:
         while not self.stop.is_set():
             unrendered = bool(self.segments) and self.video_failure is None
-            text = self._take_text(block=not unrendered)
+            text = self.reply.ready(block=not unrendered)  # None once the whole reply is written
             if text:
                 self._speak(" ".join(text))
                 continue
@@ -237,7 +195,7 @@ class _Media:
 
         piece, speech, offset = self.segments.pop(0)
         chunk_s = round(CHUNK_S * self.fps) / self.fps  # whole frames
-        if (self._written and self.rendered) or speech.duration_s < chunk_s + 0.5:
+        if (self.reply.finished and self.rendered) or speech.duration_s < chunk_s + 0.5:
             return piece, speech, offset
         n = len(self.rendered)
         head, tail = split_speech(speech, chunk_s, self.workdir / f"chunk{n:03d}a.wav",

@@ -11,6 +11,7 @@ from typing import Any, Iterator, Sequence
 
 from e3rg_core import cores
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError
+from e3rg_core.threads import Handover
 from e3rg_core.understanding.base import ChatMessage, TurnMedia
 from e3rg_core.understanding.embedded import resolve_gguf
 
@@ -39,39 +40,13 @@ class _LlamaThread:
             return fn(*args, **kwargs)  # already on it (a call made from inside another)
         return self._pool.submit(fn, *args, **kwargs).result()
 
-    def stream(self, pieces: Any) -> Iterator[str]:
+    def stream(self, pieces: Iterator[Any]) -> Iterator[Any]:
         """Iterate the generator ``pieces`` on this thread, handing each item over as it comes.
 
         Closing the returned generator stops ``pieces`` at its next item, and returns once it has
         stopped (so the model is free again).
         """
-        import queue
-
-        handed: queue.Queue = queue.Queue()
-        stop = threading.Event()
-        end = object()
-
-        def produce() -> None:
-            try:
-                for piece in pieces:
-                    handed.put(piece)
-                    if stop.is_set():
-                        break
-            except BaseException as exc:  # noqa: BLE001 - raised again on the consumer's side
-                handed.put(exc)
-            finally:
-                pieces.close()
-                handed.put(end)
-
-        done = self._pool.submit(produce)
-        try:
-            while (item := handed.get()) is not end:
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            stop.set()
-            done.result()
+        yield from Handover(pieces, submit=self._pool.submit)
 
 
 def _choice_grammar_source(choices: Sequence[str]) -> str:
