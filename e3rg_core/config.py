@@ -321,13 +321,13 @@ def validate(config: Config) -> Config:
         config.profile(parse_voter(voter).profile)
     if config.safety.judge:
         judge = config.profile(config.safety.judge)
-        if judge.backend == "embedding":
+        if not registry.entry("understanding", judge.backend).writes:
             raise ConfigError(f"safety.judge {judge.name!r} is an embedding classifier; name a chat model profile "
                               "(e.g. qwen1.5b) or set it to \"\" for no judge")
     if len(config.safety.resources) > 1000:
         raise ConfigError("safety.resources is longer than 1000 characters; it is spoken in every crisis response")
     responder = config.profile(u.responder)
-    if responder.backend == "embedding":
+    if not registry.entry("understanding", responder.backend).writes:
         raise ConfigError(
             f"responder {u.responder!r} is an embedding classifier and cannot write replies; "
             "choose a profile whose backend is llamacpp, transformers or openai"

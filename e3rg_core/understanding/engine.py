@@ -145,8 +145,8 @@ class Understander:
 
     def _create(self, profile: ModelProfile) -> Any:
         options = profile.backend_options()
-        if profile.backend == "llamacpp":
-            options.setdefault("cache_dir", str(self.config.cache_dir / "models"))
+        if cache_subdir := registry.entry("understanding", profile.backend).cache_subdir:
+            options.setdefault("cache_dir", str(self.config.cache_dir / cache_subdir))
         logger.info("loading model profile %s (%s)", profile.name, profile.backend)
         return registry.create("understanding", profile.backend, options)
 
