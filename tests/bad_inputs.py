@@ -42,7 +42,7 @@ CASE_NAMES = (
     "image uploaded as the video", "10-minute clip", "silence 5 s", "white noise 5 s", "video with no face",
     "video with five faces", "video without a sound track", "empty text", "whitespace-only text",
     "100,000 characters", "control characters", "mixed scripts", "prompt injection",
-    "avatar id '../../etc/passwd'", "avatar id 'nova/../walter'", "avatar id 'NOVA'", "avatar id ''",
+    "avatar id '../../etc/passwd'", "avatar id 'amara/../kofi'", "avatar id 'AMARA'", "avatar id ''",
     "random bytes as portrait", "portrait with no face", "upload named ../../x.wav",
 )
 
@@ -77,8 +77,8 @@ def speech_wav(folder: Path, text: str = SENTENCE, *, pad_to_s: float | None = N
     return out
 
 
-PORTRAITS = (ROOT / "avatars/nova/portrait.png", ROOT / "avatars/walter/portrait.png",
-             ROOT / "avatars/margaret/portrait.jpg")
+PORTRAITS = (ROOT / "avatars/amara/portrait.png", ROOT / "avatars/kofi/portrait.png",
+             ROOT / "avatars/rosa/portrait.png")
 
 
 def face_video(out: Path, audio: Path, *, n_faces: int = 1) -> Path:
@@ -135,13 +135,13 @@ def make_corpus(folder: Path) -> dict[str, Case]:
     cases["truncated wav (speech)"] = Case("audio", None, path=cut_speech)
 
     png_as_mp4 = folder / "picture.mp4"
-    png_as_mp4.write_bytes((ROOT / "avatars/nova/portrait.png").read_bytes())
+    png_as_mp4.write_bytes((ROOT / "avatars/amara/portrait.png").read_bytes())
     cases["png named .mp4"] = Case("video", NOT_MEDIA, path=png_as_mp4)
     mp3_as_wav = folder / "speech_mp3.wav"
     _ffmpeg("-i", str(sentence), "-c:a", "libmp3lame", "-b:a", "64k", "-f", "mp3", str(mp3_as_wav))
     cases["mp3 named .wav"] = Case("audio", None, path=mp3_as_wav)  # the content decides, not the name
     image = folder / "portrait_as_video.png"
-    image.write_bytes((ROOT / "avatars/walter/portrait.png").read_bytes())
+    image.write_bytes((ROOT / "avatars/kofi/portrait.png").read_bytes())
     cases["image uploaded as the video"] = Case("video", NOT_MEDIA, path=image)
 
     # -- recordings that decode but say nothing (or too much) ---------------------------------
@@ -178,7 +178,7 @@ def make_corpus(folder: Path) -> dict[str, Case]:
     cases["prompt injection"] = Case("text", None, text=INJECTION)
 
     # -- avatar ids and upload names ------------------------------------------------------------
-    for avatar_id in ("../../etc/passwd", "nova/../walter", "NOVA"):
+    for avatar_id in ("../../etc/passwd", "amara/../kofi", "AMARA"):
         cases[f"avatar id {avatar_id!r}"] = Case("avatar_id", BAD_AVATAR_ID, text=avatar_id)
     cases["avatar id ''"] = Case("avatar_id", None, text="")  # no choice: the session's avatar
     bad_portrait = folder / "not_a_picture.png"

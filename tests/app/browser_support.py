@@ -1,7 +1,7 @@
 """Support for the browser tests: a fake webcam and microphone, the app in a subprocess, chromium.
 
 Chromium's fake capture devices play files in a loop: ``--use-file-for-fake-video-capture`` wants a
-Y4M (or MJPEG) file, ``--use-file-for-fake-audio-capture`` a PCM WAV. The webcam shows the nova
+Y4M (or MJPEG) file, ``--use-file-for-fake-audio-capture`` a PCM WAV. The webcam shows the amara
 portrait; the microphone says "I failed my driving test again today." in the embedded voice, so
 speech recognition, the scripted understander of ``tests/app/serve.py`` and the chat all see a
 sentence whose words the tests know.
@@ -50,7 +50,7 @@ class FakeMedia:
 
 
 def make_fake_media(folder: Path) -> FakeMedia:
-    """A 640x480 Y4M of the nova portrait and a 48 kHz 16-bit mono WAV of the sentence."""
+    """A 640x480 Y4M of the amara portrait and a 48 kHz 16-bit mono WAV of the sentence."""
     import imageio_ffmpeg
 
     from e3rg_core.memory.profiles import VoiceSettings
@@ -61,7 +61,7 @@ def make_fake_media(folder: Path) -> FakeMedia:
     y4m = folder / "face.y4m"
     # the square portrait fills the frame's height, so the face is ~90 px wide, as on a laptop camera
     subprocess.run([ffmpeg, "-nostdin", "-y", "-loglevel", "error", "-loop", "1", "-i",
-                    str(ROOT / "avatars/nova/portrait.png"), "-t", "2", "-r", "10",
+                    str(ROOT / "avatars/amara/portrait.png"), "-t", "2", "-r", "10",
                     "-vf", "scale=-2:480,pad=640:480:(ow-iw)/2:0", "-pix_fmt", "yuv420p", str(y4m)],
                    check=True, timeout=120)
     speech = EmbeddedSpeaker().synthesize(SENTENCE, emotion="neutral", intensity=0.0,

@@ -36,7 +36,7 @@ def test_python_app_py_answers_a_text_turn(tmp_path):
                 pytest.fail("app.py did not start in 300 s:\n" + log.read_text(errors="replace")[-4000:])
             time.sleep(0.5)
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-        out = dict(zip(OUT, client.predict(None, "nova", "I failed my driving test again today.", None, None,
+        out = dict(zip(OUT, client.predict(None, "amara", "I failed my driving test again today.", None, None,
                                            api_name="/turn")))
         assert out["emotion"]["label"] in ("sad", "angry", "fear", "disgusted", "contempt")  # not a happy guess
         assert len(out["reply_text"].split()) >= 3

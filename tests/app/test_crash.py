@@ -28,7 +28,7 @@ OUT = ("emotion", "reply_text", "reply_audio", "reply_video", "emotion_note", "t
 def _turn(client, sid, text="", *, audio=None):
     from gradio_client import handle_file
 
-    result = client.predict(sid, "nova", text, handle_file(str(audio)) if audio else None, None, api_name="/turn")
+    result = client.predict(sid, "amara", text, handle_file(str(audio)) if audio else None, None, api_name="/turn")
     return dict(zip(OUT, result))
 
 
@@ -81,7 +81,7 @@ def test_kill_during_a_turn_loses_only_that_turn(tmp_path, monkeypatch):
         _check_intact(server.data, sid, 2)
 
         before = _turn_dirs(tmp_root)
-        job = client.submit(sid, "nova", "", None, handle_file(str(long_clip)), api_name="/turn")
+        job = client.submit(sid, "amara", "", None, handle_file(str(long_clip)), api_name="/turn")
         deadline = time.monotonic() + 60
         while not (_turn_dirs(tmp_root) - before) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -136,7 +136,7 @@ def test_a_killed_servers_work_folder_is_removed(tmp_path, monkeypatch):
 def test_orphan_media_folders_are_swept_once_old(tmp_path):
     """What a kill between the folder rename and the commit leaves: removed by the next store, once an hour old."""
     store = SessionStore(tmp_path)
-    sid = store.create("nova").id
+    sid = store.create("amara").id
     store.close()
     session_dir = tmp_path / "media" / sid
     old_staging, old_orphan = session_dir / ".tmp-aaaa", session_dir / ("a" * 32)

@@ -46,7 +46,7 @@ def _client(server, user, **kwargs):
 
 
 def _turn(client, sid, text):
-    return dict(zip(OUT, client.predict(sid, "nova", text, None, None, api_name="/turn")))
+    return dict(zip(OUT, client.predict(sid, "amara", text, None, None, api_name="/turn")))
 
 
 def _user_texts(chat) -> list[str]:
@@ -57,14 +57,14 @@ def test_another_users_pass_opens_nothing_of_theirs(server, ann_pass):
     from gradio_client.exceptions import AppError
 
     bob = _client(server, "bob")
-    fresh = bob.predict(None, "nova", api_name="/new_session")
+    fresh = bob.predict(None, "amara", api_name="/new_session")
     bob_pass, listed = fresh[0], fresh[3]["choices"]
     assert [value for _label, value in listed] == [bob_pass] and "PIN" not in str(listed)
 
     # Bob holds Ann's real pass: resume, export, delete and redo refuse it ...
     for call in (lambda: bob.predict(ann_pass, api_name="/resume"), lambda: bob.predict(ann_pass, api_name="/export"),
-                 lambda: bob.predict(ann_pass, "nova", api_name="/delete_session"),
-                 lambda: bob.predict(ann_pass, "nova", "tired", api_name="/redo")):
+                 lambda: bob.predict(ann_pass, "amara", api_name="/delete_session"),
+                 lambda: bob.predict(ann_pass, "amara", "tired", api_name="/redo")):
         with pytest.raises(AppError, match="belongs to someone else"):
             call()
     # ... and a turn with it goes into a new conversation of Bob's, not into Ann's

@@ -39,7 +39,7 @@ def _render_clip(path: Path) -> None:
     import imageio_ffmpeg
 
     subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-loglevel", "error", "-loop", "1",
-                    "-i", str(ROOT / "avatars" / "nova" / "portrait.png"), "-t", "1", "-r", "8",
+                    "-i", str(ROOT / "avatars" / "amara" / "portrait.png"), "-t", "1", "-r", "8",
                     "-vf", "scale=128:128", "-pix_fmt", "yuv420p", "-c:v", "libx264", str(path)], check=True)
 
 

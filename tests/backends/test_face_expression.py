@@ -2,12 +2,11 @@
 
 The faces are the shipped avatars rendered by the ``mesh`` renderer at 256 px, silent (digital silence,
 mouth still), 2 s, seed 3: the settings of ``bench/face_expression.py``, whose report holds the full
-confusion matrix. Measured there: Margaret's face (the one portrait that does not smile) is read as
-rendered in neutral, happy, surprised and angry, and her sad and fear are the classes that rise most
-over her neutral; happy is read on every avatar. Nova's broad smile and Walter's raised brows and wide
-eyes (Einstein) stay in the photo's cheeks and eyes, so their faces read happy in most renderings, and
-disgusted is read on no avatar. Read as the avatar's self-check reads them (a spoken reply, against
-the avatar's own neutral face), most emotions are recovered on most avatars.
+confusion matrix. Measured there (the painted faces of issue 24, whose stills read neutral): Rosa's
+face is read as rendered in neutral, happy, surprised, angry and sad, and her fear is the class that
+rises most over her neutral; happy is the class that rises most on every avatar; disgusted is read on
+no avatar (the model reads it as angry). Read as the avatar's self-check reads them (a spoken reply,
+against the avatar's own neutral face), six of the seven emotions are recovered on every avatar.
 The containers a browser sends (VP8 webm with no duration, H.264 mp4) are made with imageio-ffmpeg.
 """
 
@@ -34,8 +33,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 EMOTIONS = ("neutral", "happy", "surprised", "angry", "sad", "fear", "disgusted")
 PORTRAITS = sorted(ROOT.glob("avatars/*/portrait.*"))
-#: The one shipped portrait whose own expression reads neutral (the others smile or laugh).
-NEAR_NEUTRAL = "margaret"
+#: The shipped face whose renderings read most as rendered (5 of 7 silent, bench/face_expression.py).
+NEAR_NEUTRAL = "rosa"
 SIZE_PX, SECONDS, FPS = 256, 2.0, 25
 REPLY = "I hear you, and I am here with you. Tell me what happened after that."  # bench/face_expression.py's
 
@@ -96,34 +95,37 @@ def test_readings_are_distributions_over_the_coarse_classes(readings):
         assert reading.note == "" and reading.seconds > 0
 
 
-def test_the_near_neutral_portrait_shows_neutral_happy_surprised_and_angry(readings):
-    for emotion in ("neutral", "happy", "surprised", "angry"):
+def test_the_near_neutral_portrait_shows_neutral_happy_surprised_angry_and_sad(readings):
+    """Measured: neutral 0.56, happy 0.82, surprised 0.56, angry 0.58, sad 0.47."""
+    for emotion in ("neutral", "happy", "surprised", "angry", "sad"):
         reading = readings[(NEAR_NEUTRAL, emotion)]
         assert reading.top == emotion, (emotion, dict(reading.distribution))
-        assert reading.confidence > 0.4
+        assert reading.confidence > 0.35
 
 
-def test_its_sad_and_fear_rise_most_over_its_neutral(readings):
-    """Read second to neutral (sad 0.33, fear 0.22 measured), but what the face adds to neutral."""
+def test_its_fear_rises_most_over_its_neutral(readings):
+    """Read second to neutral (fear 0.39 against neutral 0.39 measured), but what the face adds to neutral."""
     neutral = readings[(NEAR_NEUTRAL, "neutral")].distribution
-    for emotion in ("sad", "fear"):
-        reading = readings[(NEAR_NEUTRAL, emotion)].distribution
-        rise = {c: reading[c] - neutral[c] for c in EMOTIONS if c != "neutral"}
-        assert max(rise, key=rise.get) == emotion and rise[emotion] > 0.1, (emotion, rise)
+    reading = readings[(NEAR_NEUTRAL, "fear")].distribution
+    rise = {c: reading[c] - neutral[c] for c in EMOTIONS if c != "neutral"}
+    assert max(rise, key=rise.get) == "fear" and rise["fear"] > 0.1, rise
 
 
-def test_happy_is_read_on_every_avatar(readings):
+def test_happy_rises_most_on_every_avatar(readings):
+    """Each face's happy rendering adds happy most over its own neutral (read on top on two of four)."""
     for portrait in PORTRAITS:
-        happy = readings[(portrait.parent.name, "happy")]
-        assert happy.top == "happy", (portrait.parent.name, dict(happy.distribution))
+        neutral = readings[(portrait.parent.name, "neutral")].distribution
+        happy = readings[(portrait.parent.name, "happy")].distribution
+        rise = {c: happy[c] - neutral[c] for c in EMOTIONS if c != "neutral"}
+        assert max(rise, key=rise.get) == "happy" and rise["happy"] > 0.1, (portrait.parent.name, rise)
 
 
-def test_four_of_the_seven_emotions_are_read_on_some_avatar(readings):
-    """Measured: neutral, happy, surprised, angry are (7 of 21 renderings); sad, fear, disgusted are not."""
+def test_six_of_the_seven_emotions_are_read_on_some_avatar(readings):
+    """Measured: all but disgusted are (15 of 28 renderings, neutral and surprised on every avatar)."""
     read_somewhere = [e for e in EMOTIONS if any(readings[(p.parent.name, e)].top == e for p in PORTRAITS)]
     hits = sum(readings[(p.parent.name, e)].top == e for p in PORTRAITS for e in EMOTIONS)
-    assert set(read_somewhere) >= {"neutral", "happy", "surprised", "angry"}, "\n" + confusion(readings)
-    assert hits >= 6, "\n" + confusion(readings)  # measured 7 of 21
+    assert set(read_somewhere) >= {"neutral", "happy", "surprised", "angry", "sad"}, "\n" + confusion(readings)
+    assert hits >= 12, "\n" + confusion(readings)  # measured 15 of 28
 
 
 @pytest.fixture(scope="module")
@@ -143,17 +145,17 @@ def self_checks(tmp_path_factory) -> dict[str, dict]:
 def test_against_its_own_neutral_face_each_avatar_shows_most_emotions(self_checks):
     """The self-check's rule: the intended class is read, or rose most over the avatar's own neutral face.
 
-    Measured (``bench/reports/face_expression.json``, "self_check"): 13 of 21; neutral, happy, surprised,
-    angry and sad on most avatars; every emotion but disgust on Margaret. The model all but never says
-    disgust (at most 0.007 over 1,500 random expressions of Margaret's face): it reads anger.
+    Measured (``bench/reports/face_expression.json``, "self_check"): 24 of 28, every emotion but disgust
+    on every avatar (13 of 21 on the old photographs). The model all but never says disgust: it reads
+    anger.
     """
     agreed = {e: [a for a, checks in self_checks.items() if checks[e].face_ok] for e in EMOTIONS}
     table = "\n".join(f"{e:>10}: {', '.join(a) or '-'}" for e, a in agreed.items())
     on_most = [e for e, avatars in agreed.items() if 2 * len(avatars) > len(self_checks)]
-    assert len(on_most) >= 4 and {"happy", "surprised", "angry"} <= set(on_most), "\n" + table
-    assert sum(map(len, agreed.values())) >= 11, "\n" + table  # measured 13 of 21
-    margaret = [e for e in EMOTIONS if self_checks[NEAR_NEUTRAL][e].face_ok]
-    assert len(margaret) >= 5, "\n" + table  # measured all but disgust
+    assert {"neutral", "happy", "surprised", "angry", "sad", "fear"} <= set(on_most), "\n" + table
+    assert sum(map(len, agreed.values())) >= 22, "\n" + table  # measured 24 of 28
+    for avatar, checks in self_checks.items():
+        assert sum(c.face_ok for c in checks.values()) >= 5, (avatar, "\n" + table)  # measured 6 each
     for checks in self_checks.values():  # the voice carries every emotion
         assert all(c.voice_ok for c in checks.values()), {e: c.summary() for e, c in checks.items()}
 

@@ -1,6 +1,6 @@
 """A whole recorded turn: the face and voice read from a webcam clip move the predicted emotion.
 
-The clips are made from e3rg's own parts: Margaret animated with an emotion, mouth still (digital
+The clips are made from e3rg's own parts: Rosa animated with an emotion, mouth still (digital
 silence: the expression model, trained on still faces, is not asked to read a talking one), with a
 neutral sentence in the embedded voice as their sound track.
 
@@ -48,7 +48,7 @@ def pipeline(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def webcam_clip(tmp_path_factory):
-    """emotion -> a clip of Margaret's face in that emotion over the neutral sentence (made once each)."""
+    """emotion -> a clip of Rosa's face in that emotion over the neutral sentence (made once each)."""
     folder = tmp_path_factory.mktemp("clips")
     speech = EmbeddedSpeaker().synthesize(SENTENCE, emotion="neutral", intensity=0.0,
                                           voice=VoiceSettings(voice="heart"), out_path=folder / "s.wav")
@@ -56,7 +56,7 @@ def webcam_clip(tmp_path_factory):
     soundfile.write(str(folder / "quiet.wav"), np.zeros(int(speech.duration_s * 24000), dtype=np.float32), 24000)
     still = Speech(wav_path=folder / "quiet.wav", sample_rate_hz=24000, duration_s=speech.duration_s, text="",
                    emotion="neutral", intensity=0.0, voice="test:silence")
-    portrait = AvatarLibrary().get("margaret").portrait
+    portrait = AvatarLibrary().get("rosa").portrait
     renderer = MeshRenderer(cache_dir=folder / "cache", size_px=320)
     clips: dict[str, Path] = {}
 

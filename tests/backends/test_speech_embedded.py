@@ -87,7 +87,7 @@ def test_emotions_move_pitch_range_energy_and_rate(spoken, emotion):
 
 
 def test_speech_value_and_timeline(spoken):
-    speech, m = spoken["nova", "happy"]
+    speech, m = spoken["amara", "happy"]
     assert speech.emotion == "happy" and speech.intensity == 1.0 and speech.voice == "embedded:heart"
     assert speech.duration_s == pytest.approx(m["duration"], abs=1e-3) and speech.sample_rate_hz == 24000
     assert speech.visemes[0].symbol == "sil" and speech.visemes[-1].end_s == pytest.approx(speech.duration_s, abs=1e-3)
@@ -123,11 +123,11 @@ def test_bad_requests_write_nothing(speaker, tmp_path, kwargs, error, message):
 def test_speak_cli(tmp_path, capsys):
     from e3rg_core.cli import main
 
-    rc = main(["speak", "--avatar", "margaret", "--emotion", "heartbroken", "--text", "Oh no. I am so sorry.",
+    rc = main(["speak", "--avatar", "rosa", "--emotion", "heartbroken", "--text", "Oh no. I am so sorry.",
                "-o", str(tmp_path / "m.wav"), "--timeline", str(tmp_path / "v.json"), "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["emotion"] == "sad" and out["avatar"] == "margaret" and out["real_time_factor"] < 1
+    assert out["emotion"] == "sad" and out["avatar"] == "rosa" and out["real_time_factor"] < 1
     assert json.loads((tmp_path / "v.json").read_text())[0]["symbol"] == "sil"
     assert main(["speak", "--avatar", "nobody", "--text", "Hi", "-o", str(tmp_path / "n.wav")]) == 2
     assert "unknown avatar 'nobody'" in capsys.readouterr().err

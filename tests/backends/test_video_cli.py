@@ -38,11 +38,11 @@ def test_render_a_portrait_with_a_fine_label(tmp_path, capsys, monkeypatch):
 def test_render_a_shipped_avatar_and_name_the_known_ones(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("E3RG_CACHE_DIR", str(tmp_path / "cache"))
     speech = make_speech(tmp_path / "s.wav", duration_s=0.6)
-    out = _run(["render", "--avatar", "walter", "--audio", str(speech.wav_path), "--emotion", "sad",
+    out = _run(["render", "--avatar", "kofi", "--audio", str(speech.wav_path), "--emotion", "sad",
                 "--size", "192", "-o", str(tmp_path / "o.mp4"), "--json"], capsys)
     payload = json.loads(out)
     assert (payload["emotion"], payload["width"], payload["n_frames"]) == ("sad", 192, 15)
-    with pytest.raises(InputError, match="unknown avatar 'bob'; choose from .*nova"):
+    with pytest.raises(InputError, match="unknown avatar 'bob'; choose from .*amara"):
         _run(["render", "--avatar", "bob", "--audio", str(speech.wav_path), "-o", str(tmp_path / "x.mp4")], capsys)
     assert not (tmp_path / "x.mp4").exists()
 

@@ -184,7 +184,7 @@ def test_unknown_session_ids_are_input_errors(store, tmp_path):
 def test_list_orders_by_latest_activity_and_filters_by_owner(store):
     a = store.create("eileen", owner="u1")
     b = store.create("eileen", owner="u2")
-    c = store.create("nova", owner="u1")
+    c = store.create("amara", owner="u1")
     assert [s.id for s in store.list()] == [c.id, b.id, a.id]
     store.add_turn(a.id, _record(), {})
     assert [s.id for s in store.list()] == [a.id, c.id, b.id]
@@ -200,12 +200,12 @@ def test_list_orders_by_latest_activity_and_filters_by_owner(store):
 
 def test_set_avatar_switches_and_counts_as_activity(store):
     info = store.create("eileen")
-    updated = store.set_avatar(info.id, "nova")
-    assert updated.avatar_id == "nova" and updated.updated_at > info.updated_at
+    updated = store.set_avatar(info.id, "amara")
+    assert updated.avatar_id == "amara" and updated.updated_at > info.updated_at
     assert store.get(info.id).info == updated
     with pytest.raises(InputError, match="invalid avatar id"):
-        store.set_avatar(info.id, "Nova!")
-    assert store.get(info.id).info.avatar_id == "nova"
+        store.set_avatar(info.id, "Amara!")
+    assert store.get(info.id).info.avatar_id == "amara"
 
 
 # --- turns ---------------------------------------------------------------------------------------
@@ -501,7 +501,7 @@ _OTHER_PROCESS = """
 import sys
 from pathlib import Path
 from e3rg_core.sessions import SessionStore, TurnRecord
-record = TurnRecord("", "text", "neutral", "neutral", 1.0, "predicted", "", "neutral", 0.0, "nova")
+record = TurnRecord("", "text", "neutral", "neutral", 1.0, "predicted", "", "neutral", 0.0, "amara")
 src = Path(sys.argv[3])
 with SessionStore(Path(sys.argv[1])) as store:
     for i in range(30):
