@@ -11,7 +11,7 @@ import pytest
 from e3rg_core.errors import BackendFailed, InputError
 from e3rg_core.pipeline import STAGES, StageResult
 from e3rg_core.ui import views
-from e3rg_core.ui.service import ChatService, Committed
+from e3rg_core.ui.service import Committed
 from tests.app.serve import build
 
 

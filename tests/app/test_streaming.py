@@ -60,7 +60,7 @@ def test_the_voice_begins_before_the_reply_is_written_and_the_pieces_make_the_wh
     timeline: list[tuple[str, float, object]] = []
     began = time.perf_counter()
     calls_before = chat.calls
-    for event in service.pipeline.stream(TurnRequest(text=TEXT, avatar_id="nova"), tmp_path):
+    for event in service.pipeline.stream(TurnRequest(text=TEXT, avatar_id="amara"), tmp_path):
         kind = type(event).__name__ if not isinstance(event, StageResult) else event.stage
         timeline.append((kind, time.perf_counter() - began, event))
         if isinstance(event, SpokenPiece):
@@ -174,14 +174,14 @@ def test_speech_and_video_work_leaves_the_llm_a_core_meanwhile(service, tmp_path
                                                              real_render(*a, **k))[1])
     monkeypatch.setattr(speaker, "synthesize", lambda *a, **k: (seen.append(("speak", cores.others_busy())),
                                                                 real_speak(*a, **k))[1])
-    list(service.pipeline.stream(TurnRequest(text=TEXT, avatar_id="nova"), tmp_path))
+    list(service.pipeline.stream(TurnRequest(text=TEXT, avatar_id="amara"), tmp_path))
     assert {kind for kind, _ in seen} == {"render", "speak"} and all(flag for _, flag in seen)
     assert not cores.others_busy()
 
 
 def test_while_the_llm_writes_video_is_rendered_a_second_at_a_time(service, tmp_path):
     """Short segments while the LLM writes, so a sentence that ends is never stuck behind a long render."""
-    events = list(service.pipeline.stream(TurnRequest(text=TEXT, avatar_id="nova"), tmp_path))
+    events = list(service.pipeline.stream(TurnRequest(text=TEXT, avatar_id="amara"), tmp_path))
     kinds = [type(e).__name__ for e in events]
     rendered = [e for e in events if isinstance(e, RenderedPiece)]
     spoken = [e for e in events if isinstance(e, SpokenPiece)]
