@@ -104,8 +104,7 @@ def _height(face: Face, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.nd
     u = np.where(hw > 0, (x - CX) / np.maximum(hw, 1e-6), 9.0)
     mask = np.where(hw > 0, _smooth((1 - np.abs(u)) * hw, 1.5), 0.0)
     z = 0.9 * IOD * np.sqrt(np.clip(1 - u * u, 0, 1)) ** 0.8
-    lx, rx = CX - IOD / 2, CX + IOD / 2
-    for ex in (lx, rx):
+    for ex in (CX - IOD / 2, CX + IOD / 2):
         side = np.sign(ex - CX)
         z -= 26 * _bump(x, y, ex, EYE_Y + 2, 0.27 * IOD, 0.2 * IOD)  # eye socket
         z += 14 * _bump(x, y, ex + side * 8, EYE_Y - 0.27 * IOD, 0.36 * IOD, 0.09 * IOD)  # brow ridge
@@ -241,7 +240,7 @@ def portrait(face: Face) -> np.ndarray:
     img = img * (1 - neck[..., None]) + neck_shade * neck[..., None]
     shoulder_top = EYE_Y + 2.45 * IOD + 0.0011 * (x - CX) ** 2
     collar = EYE_Y + 2.25 * IOD + 0.9 * np.sqrt(np.clip(neck_w ** 2 - (x - CX) ** 2, 0, None))
-    cloth = _smooth(np.minimum(y - shoulder_top + 60 * np.exp(-((x - CX) / neck_w) ** 2) * 0, y - np.minimum(collar, shoulder_top)), 2)
+    cloth = _smooth(np.minimum(y - shoulder_top, y - np.minimum(collar, shoulder_top)), 2)
     cloth = np.maximum(cloth, _smooth(y - np.where(np.abs(x - CX) < neck_w, collar, shoulder_top), 2))
     fold = 0.85 + 0.15 * np.cos((x - CX) / 45.0) * np.exp(-((y - shoulder_top) / 200) ** 2)
     cloth_col = np.array(face.shirt) * fold[..., None] * (0.7 + 0.3 * np.clip(1 - np.abs(x - CX) / (3 * IOD), 0, 1))[..., None]
@@ -282,7 +281,7 @@ def portrait(face: Face) -> np.ndarray:
     seam, half_mouth = _mouth(albedo, x, y, face)
     if face.beard > 0:
         stub = np.clip(0.55 + 0.35 * _noise(rng, 0.6), 0, 1)
-        jaw_band = _smooth(y - (EYE_Y + 1.0 * IOD - 0.35 * np.abs(x - CX) * 0.0) - 0.18 * np.abs(x - CX), 12)
+        jaw_band = _smooth(y - (EYE_Y + 1.0 * IOD) - 0.18 * np.abs(x - CX), 12)
         lips_clear = 1 - _smooth(0.42 * IOD - np.hypot((x - CX) / 1.0, (y - (EYE_Y + 1.14 * IOD)) * 3.2), 6)
         moustache = _smooth(0.44 * IOD - np.hypot(x - CX, (y - (EYE_Y + 0.98 * IOD)) * 4.5), 6)
         area = np.maximum(jaw_band * lips_clear, moustache) * mask
