@@ -41,7 +41,7 @@ from typing import Any
 
 from _common import REPORTS, ROOT, machine
 
-AVATARS = ("nova", "margaret", "walter")
+AVATARS = ("amara", "rosa", "kofi")
 #: what the sessions say, in turn; "driving" and "sister" steer the scripted understander's reply
 SENTENCES = ("I failed my driving test again today.", "My sister called and we laughed for an hour.",
              "Work has been really stressful this week.", "I finally finished the marathon!",

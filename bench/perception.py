@@ -39,7 +39,7 @@ def make_clip(folder: Path) -> tuple[Path, float]:
 
     speech = EmbeddedSpeaker().synthesize(TEXT, emotion="neutral", intensity=0.0, voice=VoiceSettings(voice="heart"),
                                           out_path=folder / "speech.wav")
-    portrait = AvatarLibrary().get("margaret").portrait
+    portrait = AvatarLibrary().get("rosa").portrait
     clip = folder / "clip.webm"
     subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-loop", "1", "-framerate", "30",
                     "-i", str(portrait), "-i", str(speech.wav_path), "-vf", "scale=640:480,format=yuv420p",

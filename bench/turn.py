@@ -48,10 +48,10 @@ from e3rg_core.pipeline import Pipeline
 from e3rg_core.speech import voice_for
 from e3rg_core.types import UserTurn
 
-AVATARS = ("nova", "margaret", "walter")
+AVATARS = ("amara", "rosa", "kofi")
 #: (dev-set id or recording, avatar): joyful, angry*, terrified, sad*, disgusted*, surprised (* with history)
-TURNS = (("dev016", "nova"), ("dev048", "margaret"), ("dev065", "walter"), ("dev077", "nova"),
-         ("dev093", "margaret"), ("dev034", "walter"), ("mic", "margaret"), ("webcam", "walter"))
+TURNS = (("dev016", "amara"), ("dev048", "rosa"), ("dev065", "kofi"), ("dev077", "amara"),
+         ("dev093", "rosa"), ("dev034", "kofi"), ("mic", "rosa"), ("webcam", "kofi"))
 MIC_TEXT = "I didn't get into any of the universities I applied to, and I don't know what to do."
 WEBCAM_TEXT = "My coworker covered all my shifts when my dad was sick, I owe her so much."
 GOALS = {"understood_s": 2.0, "heard_s": 1.0, "spoken_rtf": 0.2, "rendered_rtf": 0.3}
@@ -75,7 +75,7 @@ def record(pipeline: Pipeline, text: str, out_path: Path, *, webcam: bool) -> tu
                                                    out_path=out_path.with_suffix(".wav"))
     if not webcam:
         return said.wav_path, said.duration_s
-    portrait = pipeline.library.get("margaret").portrait
+    portrait = pipeline.library.get("rosa").portrait
     # VP8 in real-time mode, as a browser's MediaRecorder encodes (the best-quality mode takes 20 s a clip)
     subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-loop", "1", "-framerate", "30",
                     "-i", str(portrait), "-i", str(said.wav_path), "-vf", "scale=640:480,format=yuv420p",

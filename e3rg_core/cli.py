@@ -1,8 +1,8 @@
 """Command line of the three stages.
 
     python -m e3rg_core understand --text "..." [--history FILE] [--audio WAV] [--video MP4] [--json]
-    python -m e3rg_core speak --avatar nova --emotion sad --text "..." -o reply.wav [--timeline v.json]
-    python -m e3rg_core render --avatar nova --audio reply.wav --visemes v.json --emotion sad -o reply.mp4
+    python -m e3rg_core speak --avatar amara --emotion sad --text "..." -o reply.wav [--timeline v.json]
+    python -m e3rg_core render --avatar amara --audio reply.wav --visemes v.json --emotion sad -o reply.mp4
     python -m e3rg_core avatars list|publish ID|unpublish ID|delete ID
 """
 

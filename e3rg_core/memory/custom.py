@@ -50,7 +50,7 @@ PORTRAIT_FORMATS = ("PNG", "JPEG", "MPO", "WEBP", "BMP", "TIFF", "GIF")
 # smaller ones (a poster, a crowd far behind) are ignored, and the renderers animate the largest.
 SECOND_FACE_AREA_SHARE = 0.25
 # A frontal face: larger angles (the face mesh's own estimate, ``head_pose_deg``) show too little of one
-# side of the face for the animator to move it. Measured: the shipped portraits |yaw| <= 1, |pitch| <= 3.
+# side of the face for the animator to move it. Measured: the shipped portraits |yaw| <= 2.1, |pitch| <= 1.9.
 MAX_YAW_DEG = 25.0
 MAX_PITCH_DEG = 25.0
 MAX_ROLL_DEG = 20.0
@@ -183,8 +183,8 @@ class PortraitCheck:
     """What ``check_face`` measured on an accepted portrait."""
 
     face_px: float  # face width, cheek to cheek, in the stored portrait
-    yaw_deg: float  # head turned: + towards the image's right
-    pitch_deg: float  # head tipped: + chin down
+    yaw_deg: float  # head turned sideways; the sign says which way
+    pitch_deg: float  # head tipped up or down, less what a frontal face reads
     roll_deg: float  # head tilted: + clockwise as seen
     expression: str  # what the expression model reads on the still (``perception.face``)
     expression_p: float

@@ -8,11 +8,11 @@ After a turn is rendered, the same readers that read the user (``perception.face
   voice, rendered once per avatar). It agrees when the intended class is the video's top class, or
   when it is the class that rose most over that neutral reading, by at least ``FACE_RISE``; a
   neutral reply agrees when no class rose that much. Reading against the avatar's own neutral face
-  discounts what its photo shows whatever the animator does (Nova's smile reads happy, Walter's
-  raised brows surprised), as expression coders compare a face with its own neutral. Measured on the
-  shipped avatars (``bench/reports/face_expression.json``, "self_check", ``check_avatar``): the face
-  agreed in 13 of 21 replies, on most avatars for neutral, happy, surprised, angry and sad, and for
-  disgust on none (the model reads it as anger); the check says so turn by turn.
+  discounts what its portrait shows whatever the animator does (a smiling photo keeps reading happy),
+  as expression coders compare a face with its own neutral. Measured on the four shipped avatars
+  (``bench/reports/face_expression.json``, "self_check", ``check_avatar``): the face agreed in 24 of
+  28 replies, every class but disgust on every avatar (the model reads disgust as anger); the check
+  says so turn by turn.
 * **voice**: prosody of the generated audio against the same avatar saying the same text neutrally
   (synthesised once for the check), so the measure is the emotion's own effect, not the voice's.
   It agrees when the arousal moves the way the class should: up for angry, happy, surprised and

@@ -1,6 +1,6 @@
 """``python -m e3rg_core speak``: say a text in an avatar's voice with an emotion.
 
-    python -m e3rg_core speak --avatar nova --emotion sad --text "I'm here for you." -o out.wav
+    python -m e3rg_core speak --avatar amara --emotion sad --text "I'm here for you." -o out.wav
     python -m e3rg_core speak --voice joe --emotion excited --intensity 0.5 --text "..." -o out.wav
     python -m e3rg_core --config gpu.toml speak --backend openvoice --voice en-newest --reference me.wav \
         --emotion sad --text "..." -o out.wav
