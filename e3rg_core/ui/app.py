@@ -36,9 +36,9 @@ from e3rg_core.config import Config
 from e3rg_core.understanding.safety import DEFAULT_RESOURCES
 from e3rg_core.emotions import CANDIDATES
 from e3rg_core.errors import E3rgError, InputError
-from e3rg_core.pipeline import StageFailure, StageResult
+from e3rg_core.events import EmotionDecided, RenderedPiece, SpokenPiece, StageFailure, StageResult
+from e3rg_core.types import Stage, Understanding
 from e3rg_core.ui import views
-from e3rg_core.streaming import EmotionDecided, RenderedPiece, SpokenPiece
 from e3rg_core.ui.access import Caller, Passes
 from e3rg_core.ui.launch import ensure_stream_tools, launch_settings
 from e3rg_core.ui.served import SWEEP_EVERY_S, TTL_S, ServedFiles
@@ -342,10 +342,10 @@ def build_app(config: Config, *, service: ChatService | None = None,
 
                         silent = event.video.mp4_path.with_name(event.video.mp4_path.stem + "_face.mp4")
                         yield {**current, live_video: str(without_audio(event.video.mp4_path, silent))}
-                    elif isinstance(event, StageResult) and event.stage == "heard":
+                    elif isinstance(event, StageResult) and event.stage is Stage.HEARD:
                         perception = event.value.perception
-                    elif (u := _understanding_of(event)) is not None:
-                        source = "corrected" if u.votes and u.votes[0].voter == "user" else "predicted"
+                    elif (u := _decision_of(event)) is not None:
+                        source = "corrected" if u.corrected else "predicted"
                         note = views.emotion_markdown(
                             u.emotion, u.coarse, u.confidence, source=source,
                             cues=perception.cues if perception else "",
@@ -353,17 +353,18 @@ def build_app(config: Config, *, service: ChatService | None = None,
                             voters=[v.voter for v in u.votes] if source == "predicted" else (),
                             risk=u.risk.level, resources=config.safety.resources.strip() or DEFAULT_RESOURCES)
                         current.update({emotion: views.emotion_scores(u.coarse_distribution, predicted=u.coarse),
-                                        reply_text: u.reply or " ".join(said), emotion_note: note})
+                                        reply_text: u.reply if isinstance(u, Understanding) else " ".join(said),
+                                        emotion_note: note})
                         yield current
                     elif isinstance(event, StageResult) and isinstance(event.value, StageFailure):
                         current[check_note] = views.failure_markdown(event.value.message)
                         yield current
-                    elif isinstance(event, StageResult) and event.stage == "rendered":
+                    elif isinstance(event, StageResult) and event.stage is Stage.RENDERED:
                         current[reply_video] = serve(event.value.mp4_path)
                         yield current
-                    elif isinstance(event, StageResult) and event.stage == "checked":
+                    elif isinstance(event, StageResult) and event.stage is Stage.CHECKED:
                         current[check_note] = views.consistency_markdown(event.value.summary())
-                    elif isinstance(event, StageResult) and event.stage == "spoken":
+                    elif isinstance(event, StageResult) and event.stage is Stage.SPOKEN:
                         current[reply_audio] = serve(event.value.wav_path)
                         yield current
                     elif isinstance(event, Committed):
@@ -589,19 +590,20 @@ def build_app(config: Config, *, service: ChatService | None = None,
     return demo, {**launch_settings(config), "css": CSS, **({"js": LIVE_SYNC_JS} if stream else {})}
 
 
-def _understanding_of(event):
+def _decision_of(event):
     """The emotion (and reply, once written) an event carries: a streamed turn's decision or stage 1's result."""
     if isinstance(event, EmotionDecided):
-        return event.understanding
-    if isinstance(event, StageResult) and event.stage == "understood":
+        return event.decision
+    if isinstance(event, StageResult) and event.stage is Stage.UNDERSTOOD:
         return event.value
     return None
 
 
 def _progressed(events, progress):
     """Report each stage to the progress bar as it finishes."""
-    fractions = {"heard": (0.2, "understanding"), "understood": (0.45, "speaking"), "spoken": (0.65, "animating"),
-                 "rendered": (0.85, "checking its own face and voice"), "checked": (0.95, "saving")}
+    fractions = {Stage.HEARD: (0.2, "understanding"), Stage.UNDERSTOOD: (0.45, "speaking"),
+                 Stage.SPOKEN: (0.65, "animating"), Stage.RENDERED: (0.85, "checking its own face and voice"),
+                 Stage.CHECKED: (0.95, "saving")}
     for event in events:
         if isinstance(event, StageResult) and event.stage in fractions:
             progress(fractions[event.stage][0], desc=fractions[event.stage][1])
