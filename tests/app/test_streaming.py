@@ -16,8 +16,7 @@ import soundfile
 
 from e3rg_core.errors import BackendFailed
 from e3rg_core.media.mp4 import probe
-from e3rg_core.pipeline import StageFailure, StageResult, TurnRequest
-from e3rg_core.streaming import EmotionDecided, RenderedPiece, SpokenPiece
+from e3rg_core.events import EmotionDecided, RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnRequest
 from e3rg_core.ui.service import Committed
 from tests.app import serve
 from tests.app.serve import build
@@ -70,8 +69,9 @@ def test_the_voice_begins_before_the_reply_is_written_and_the_pieces_make_the_wh
     assert waited == [True]
     kinds = [k for k, _, _ in timeline]
     assert kinds[:2] == ["heard", "EmotionDecided"] and kinds[-3:] == ["understood", "spoken", "rendered"]
-    decided = timeline[1][2].understanding
-    assert (decided.emotion, decided.reply, decided.reply_emotion) == ("disappointed", "", "sad")
+    assert isinstance(timeline[1][2], EmotionDecided)
+    decided = timeline[1][2].decision  # the emotion, before the reply is written
+    assert (decided.emotion, decided.reply_emotion) == ("disappointed", "sad") and not hasattr(decided, "reply")
 
     spoken = [e for _, _, e in timeline if isinstance(e, SpokenPiece)]
     rendered = [e for _, _, e in timeline if isinstance(e, RenderedPiece)]
