@@ -15,7 +15,6 @@ import time
 import wave
 from pathlib import Path
 
-import pytest
 
 from e3rg_core.sessions.store import ORPHAN_AGE_S, SessionStore
 from tests.app.browser_support import AppServer
