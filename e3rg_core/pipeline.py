@@ -18,10 +18,10 @@ or runs past ``video.timeout_s``, the turn is delivered without it and a ``Stage
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Generator, Iterator
 
 from e3rg_core.events import (OPTIONAL_STAGES, STAGES, EmotionDecided, Heard, RenderedPiece, SpokenPiece, StageFailure,
-                              StageResult, TurnEvent, TurnOutput, TurnRequest)
+                              StageResult, StageValue, TurnEvent, TurnOutput, TurnRequest)
 from e3rg_core.stages import NEUTRAL_FACE_TEXT, Stages
 from e3rg_core.streaming import stream_turn
 from e3rg_core.types import Stage, Video
@@ -47,7 +47,8 @@ class Pipeline(Stages):
         if self.config.perception.check_output and isinstance(video, Video):  # a failed video is not checked
             yield from self._stage(Stage.CHECKED, lambda: self.check(speech, video, avatar, workdir))
 
-    def _stage(self, stage: Stage, work):  # noqa: ANN001, ANN202 - a sub-generator of ``run``
+    def _stage(self, stage: Stage, work: Callable[[], StageValue]) -> Generator[StageResult, None, StageValue]:
+        """Run one stage, yield its result and give its value (``value = yield from self._stage(...)``)."""
         result = self.run_stage(stage, work)
         yield result
         return result.value
