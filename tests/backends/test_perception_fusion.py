@@ -4,9 +4,10 @@ The clips are made from e3rg's own parts: Rosa animated with an emotion, mouth s
 silence: the expression model, trained on still faces, is not asked to read a talking one), with a
 neutral sentence in the embedded voice as their sound track.
 
-Both faces move the vote against the text alone, the sentence typed. The model reads the angry face as
-angry 0.73. The sad face it reads as neutral 0.58, sad 0.30 (the neutral face: neutral 0.90, sad 0.04;
-``bench/reports/face_expression.json``), and that is evidence for sadness all the same: the model says
+Both faces move the vote against the text alone, the sentence typed. The model reads Rosa's angry face
+as angry 0.58, her sad face as sad 0.47, neutral 0.28 (her neutral face: neutral 0.56, sad 0.09;
+``bench/reports/face_expression.json``; on the earlier photo avatar the sad face read neutral first,
+and was evidence for sadness all the same): the model says
 neutral far more often than the shares of its training faces would have it, so the vote divides the
 reading by those shares (``fusion.coarse_vote``), and counts a third of it as no evidence (the model's
 error rate). Measured: sad 0.046 from the text alone, 0.069 with the sad face, 0.039 with the neutral
@@ -100,17 +101,17 @@ def test_a_sad_face_moves_the_vote_towards_sad(pipeline, webcam_clip, tmp_path):
         request = TurnRequest(video_path=webcam_clip(emotion))
         heard = pipeline.hear(request, tmp_path)
         face = heard.perception.face.distribution
-        if emotion == "sad":  # read second to neutral, and said so in the prompt
-            assert sorted(face, key=face.get, reverse=True)[:2] == ["neutral", "sad"] and face["sad"] > 0.2, face
-            assert heard.perception.cues.startswith("face: neutral") and "sad" in heard.perception.cues.split(";")[0]
+        if emotion == "sad":  # read first (Rosa's painted face), neutral second, and said so in the prompt
+            assert sorted(face, key=face.get, reverse=True)[:2] == ["sad", "neutral"] and face["sad"] > 0.3, face
+            assert heard.perception.cues.startswith("face: sad")
         else:
-            assert face["sad"] < 0.1, face
+            assert face["sad"] < 0.15, face
         seen = pipeline.understand(heard, request)
         assert [v.voter for v in seen.votes] == ["minilm", "face", "voice"]
         shares[emotion] = seen.coarse_distribution.get("sad", 0.0)
     # measured 0.093 with the sad face, 0.081 from the text alone, 0.050 with the neutral face. The text
     # voter's class head is surer the sentence is neutral than the prototypes alone were (0.069 / 0.046 /
-    # 0.039 before), and the sad face is read as neutral first, so it moves the vote less than it did
+    # 0.039 before); measured on the earlier photo avatar, whose sad face read neutral first
     assert shares["sad"] > 1.1 * shares["text"] and shares["sad"] > 1.5 * shares["neutral"], shares
 
 
