@@ -5,7 +5,7 @@
 Each ``--build LABEL=PYTHON`` names the interpreter of a virtual environment that has its own
 llama-cpp-python build (only llama_cpp is imported there). For each build this script starts that
 interpreter on this very file in worker mode, which loads the embedded Qwen2.5-Coder-1.5B GGUF
-(assembled once in the e3rg cache by this venv), reads a fixed prompt of about 300 tokens and decodes
+(assembled once in the e3rg cache by this venv), reads a fixed prompt of 266 tokens (Qwen2.5) and decodes
 64 tokens greedily, ``--runs`` times with the KV cache cleared between runs; the builds take turns for
 ``--rounds`` rounds. It records the medians over all runs:
 prompt tokens/s (the prompt's tokens over the time to the first new token) and decode tokens/s (the
@@ -31,7 +31,7 @@ from pathlib import Path
 
 N_DECODE = 64
 N_CTX = 2048
-# a fixed prompt of about 300 tokens, shaped like a turn's: instructions, a short dialogue, the message
+# a fixed prompt of 266 tokens (Qwen2.5), shaped like a turn's: instructions, a short dialogue, the message
 PROMPT = (
     "You are a warm, patient listener. Answer in two short sentences, in plain words, and ask at most one "
     "question. Do not give advice unless you are asked for it.\n\n"
