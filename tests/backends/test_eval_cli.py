@@ -141,7 +141,8 @@ def test_generate_names_the_files_as_the_challenge(tmp_path, understander, capsy
     assert code == 0, capsys.readouterr().err
     row = _items(out)[0]
     gen = out / "generated"
-    # conversation 00001, its last turn (2), listener ID 17 (middle-aged female, mid: the avatar amara)
+    # conversation 00001, its last turn (2), listener ID 17 (middle-aged female, mid: no such avatar, so the
+    # default, the woman Amara)
     assert row["files"] == {"txt": "generated/dia00001turn2_17_gen.txt", "wav": "generated/dia00001turn2_17_gen.wav",
                             "mp4": "generated/dia00001turn2_17_gen.mp4"}
     assert row["avatar"] == "amara"
