@@ -489,9 +489,11 @@ def build_app(config: Config, *, service: ChatService | None = None,
             try:
                 if not sid:
                     raise InputError("that pass names no conversation; pick one from the list")
-                session = service.session(sid, owner=caller.owner)
+                session, note = service.resume(sid, owner=caller.owner)
             except E3rgError as exc:
                 raise _error(exc, "Could not open the conversation") from exc
+            if note:  # its avatar was removed: the default answers from now on
+                gr.Info(note)
             messages, plot = painted(session)
             return (passes.issue(caller.browser, sid), gr.update(value=session.info.avatar_id), messages, plot)
 

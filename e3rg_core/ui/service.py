@@ -66,7 +66,7 @@ class ChatService:
             try:
                 session = self.store.get(session_id)
                 if session.info.owner == owner:
-                    return self._with_live_avatar(session)
+                    return self._with_live_avatar(session)[0]
                 logger.info("session %s is not the caller's; starting a new one", session_id)
             except InputError:
                 logger.info("session %r not found; starting a new one", str(session_id)[:40])
@@ -83,18 +83,23 @@ class ChatService:
 
     def session(self, session_id: str, *, owner: str = "") -> Session:
         """The conversation ``session_id``; ``InputError`` unless it is ``owner``'s."""
+        return self.resume(session_id, owner=owner)[0]
+
+    def resume(self, session_id: str, *, owner: str = "") -> tuple[Session, str]:
+        """The conversation ``session_id`` and a note for its reader: "" unless the avatar it names is gone
+        (retired or deleted) and the default now stands in; ``InputError`` unless it is ``owner``'s."""
         session = self.store.get(session_id)
         if session.info.owner != owner:
             raise InputError(NOT_YOURS)
         return self._with_live_avatar(session)
 
-    def _with_live_avatar(self, session: Session) -> Session:
-        """The session; when the avatar it names is gone (retired or deleted), switched to the default."""
+    def _with_live_avatar(self, session: Session) -> tuple[Session, str]:
+        """The session, switched to the default avatar (and stored so) when the one it names is gone."""
         profile, note = self.library.stand_in(session.info.avatar_id)
         if not note:
-            return session
+            return session, ""
         logger.info("conversation %s: %s", session.info.id, note)
-        return Session(info=self.store.set_avatar(session.info.id, profile.id), turns=session.turns)
+        return Session(info=self.store.set_avatar(session.info.id, profile.id), turns=session.turns), note
 
     def set_avatar(self, session_id: str, avatar_id: str, *, owner: str = "") -> SessionInfo:
         self.session(session_id, owner=owner)

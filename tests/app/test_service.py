@@ -257,8 +257,10 @@ def test_a_conversation_with_a_removed_avatar_falls_back_to_the_default(service)
     """Walter, Margaret and Nova were removed (issue 24); conversations and pages naming them go on."""
     session = service.new_session("kofi")
     service.store.set_avatar(session.info.id, "walter")  # as a conversation stored before the removal
-    resumed = service.session(session.info.id)
+    resumed, note = service.resume(session.info.id)
     assert resumed.info.avatar_id == "amara" == service.store.get(session.info.id).info.avatar_id
+    assert note == "The avatar 'walter' of this conversation was retired; Amara (amara) answers instead."
+    assert service.resume(session.info.id) == (resumed, "")  # said once: the conversation is Amara's now
     assert service.open_session(session.info.id).info.id == session.info.id
     assert service.avatar("nova").id == "amara"  # a page from before the removal still names Nova
     with pytest.raises(InputError, match="unknown avatar 'bob'"):  # an id that never existed stays an error
