@@ -145,6 +145,19 @@ def test_ordinary_conversations_stay_calm(detector, turns, calm):
     assert set(conversation_levels(detector, turns)) <= calm
 
 
+def test_a_question_to_the_avatar_is_no_earlier_risk_signal(detector):
+    # rd-030: the opening question to the avatar read as an earlier risk signal by meaning alone, so the
+    # next two lines got the caring stance; it signals risk now only by the patterns
+    turns = ["If you could travel anywhere in the world, where would you go?",
+             "I've always wanted to see the northern lights. My grandad saw them once in Norway and talked "
+             "about it for the rest of his life.",
+             "Do you believe in bucket lists, or are they just something people say?"]
+    assert conversation_levels(detector, turns)[1:] == ["none", "none"]
+    # ... while a risk said in words before the question still holds the caring stance or more
+    risky = ["I've been giving my things away to friends, I won't need them.", turns[2]]
+    assert conversation_levels(detector, risky)[1] in ("care", "check", "crisis")
+
+
 def test_ordinary_conversations_are_rarely_alarmed(detector):
     rows = [json.loads(line) for line in CONVERSATIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
     levels = [v for row in rows for v in conversation_levels(detector, [t["text"] for t in row["turns"]])]

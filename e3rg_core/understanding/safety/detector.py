@@ -168,10 +168,13 @@ class RiskDetector:
         own = scores.get("current")
 
         # Which earlier speaker lines signalled risk, counted back from the latest.
+        # (by the same rules as the message itself: a line too short for meaning alone, or a question put
+        # to the avatar, signals risk only by the patterns)
         earlier_risk = [
             earlier_found[i] is not None
-            or self._meaning_says(scores.get(f"earlier{i}"), margin=t.margin, sim=t.context_sim)
-            for i in range(len(earlier))
+            or (len(e.split()) >= MIN_WORDS and not to_listener(e)
+                and self._meaning_says(scores.get(f"earlier{i}"), margin=t.margin, sim=t.context_sim))
+            for i, e in enumerate(earlier)
         ] if use_history else []
         since = next((n for n, hit in enumerate(reversed(earlier_risk)) if hit), None)  # 0: the line just before
         context = since is not None and since < CARE_TURNS
@@ -184,7 +187,7 @@ class RiskDetector:
             sources.append("meaning")
         # The conversation: after an earlier risk signal a weaker one counts; otherwise the answer read
         # with the avatar's question, and the last lines read together.
-        history_says = False
+        history_says = listener_question = False
         if use_history and not sources:
             if context:
                 # a short answer ("yes", "saturday") to the avatar's question is read with the question,
@@ -196,6 +199,11 @@ class RiskDetector:
                 # a short message that may mean risk only with what came before ("I won't need plans")
                 history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.answer_sim)
                                    for k in ("answer", "together"))
+            # A question put to the avatar ("who made you?", "what would you do?") read with the lines
+            # before it is at most a check-in, as its own meaning is: the joined reading is the earlier
+            # lines' meaning, and the question adds nothing of the writer's own
+            listener_question = history_says and not context and to_listener(current)
+            history_says = history_says and not listener_question
             if asked_about_safety and len(current.split()) < ANSWER_WORDS and _AFFIRMING.search(current):
                 history_says = True  # "yes", "sometimes", "i don't know" to "are you thinking about suicide?"
         grey = own is not None and not short and self._meaning_says(own, margin=t.grey_margin, sim=t.grey_sim)
@@ -212,7 +220,8 @@ class RiskDetector:
             category = found.category if found is not None else (own.category if own is not None else "unspecified")
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
             level = "crisis"
-        elif not short and self._meaning_says(own, margin=t.check_margin, sim=t.check_sim, probe=t.check_probe) and (
+        elif (listener_question or not short and self._meaning_says(own, margin=t.check_margin, sim=t.check_sim,
+                                                                  probe=t.check_probe)) and (
                 judged is None or judged >= t.judge / 2):
             category, evidence, level = own.category, own.nearest, "check"
         elif context:
