@@ -97,10 +97,12 @@ ANSWER_TASK = (
     "preference of your own, in one or two short sentences. Your reply begins with \"{opening}\"."
 )
 
-# Added to the reply task when the Speaker may be at risk (now or earlier in the dialogue).
+# Added to the reply task when the Speaker may be at risk (now or earlier in the dialogue). It names no
+# harm: told "may have thought about harming themselves", the 1.5B model said it back to a message that
+# named none ("You're not sure if you want to live with this."); the engine asks about safety itself.
 CARE_TASK = (
-    " The Speaker may be going through something painful, and may have thought about harming themselves. "
-    "Stay calm, gentle and warm: no cheerful words, no advice, no exclamation marks."
+    " The Speaker may be going through something painful. Stay calm, gentle and warm: no cheerful words, "
+    "no advice, no exclamation marks."
 )
 
 

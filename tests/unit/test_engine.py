@@ -189,7 +189,8 @@ def test_a_conversation_stays_caring_after_a_risk_signal():
     u = make(backends={"qwen1.5b": chat}).understand(UserTurn(text="I watched a film tonight.", history=history))
     assert u.risk.level == "care" and not u.crisis
     assert u.reply_emotion in ("sad", "neutral") and u.reply_intensity <= 0.4
-    assert "harming themselves" in chat.calls[-1]["messages"][-1].content  # the reply prompt asks for care
+    task = chat.calls[-1]["messages"][-1].content
+    assert "calm, gentle and warm" in task and "harm" not in task  # care asked for, no harm put in its mouth
     later = history + (Utterance("speaker", "I watched a film."), Utterance("listener", "Which one?"),
                        Utterance("speaker", "A comedy."), Utterance("listener", "Nice."),
                        Utterance("speaker", "Then dinner."), Utterance("listener", "Lovely."))

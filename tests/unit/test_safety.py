@@ -94,6 +94,26 @@ def test_guard_lets_fitting_replies_through(user, reply, coarse):
     assert check(reply, user_text=user, coarse=coarse, risk=risk).ok
 
 
+@pytest.mark.parametrize("user, reply", [
+    ("Honestly I'm scared and furious at the same time.", "You're not sure if you want to live with this."),
+    ("I had a really bad night.", "It sounds like you might be thinking about hurting yourself."),
+    ("My exams start on Monday and I can't focus.", "Are you having thoughts of suicide?"),
+])
+def test_guard_stops_a_reply_that_raises_harm_nobody_named(user, reply):
+    verdict = check(reply, user_text=user, coarse="fear", risk=NONE)
+    assert not verdict.ok and verdict.reason == "raises_harm"
+
+
+@pytest.mark.parametrize("user, reply", [
+    ("I want to die.", "Are you thinking about ending your life?"),  # the person named it
+    ("My grandad died last week.", "I'm so sorry he died; you must miss him."),
+    ("I cut my finger chopping onions.", "You cut yourself? Keep it clean and covered."),
+    ("I failed my driving test again.", "You must be so disappointed, you wanted it badly."),
+])
+def test_guard_lets_harm_words_through_when_the_person_said_them(user, reply):
+    assert check(reply, user_text=user, coarse="sad", risk=NONE).ok
+
+
 def test_distress_is_read_from_the_message_when_the_emotion_vote_missed_it():
     assert distressed("The doctor wants to run more tests on the lump they found.", "neutral", NONE)
     assert distressed("Fine, whatever.", "angry", NONE)

@@ -55,6 +55,14 @@ _AFFIRMS = re.compile(
     r"a better place|no longer (?:suffer|be a burden)|nobody would miss|better off without you|you'?re right)\b"
 )
 _EXCLAIM_CHEER = re.compile(r"!\s*$")
+# The reply putting death, suicide or self-harm into the person's mind ("you're not sure if you want to
+# live with this"): said only by the engine's own questions, never by the model to a message that named none.
+_RAISES_HARM = re.compile(
+    r"\b(?:you|your|you'?re|you'?ve|you'?d)\b[^.?!]{0,50}?\b(?:want(?:s|ed)? to (?:live|die|be alive)|worth living|"
+    r"(?:keep|go on|carry on) living|live any ?more|suicid\w*|kill(?:ing)? yourself|end(?:ing)? (?:your life|it all|"
+    r"your own life)|(?:hurt|harm|cut)(?:ing)? yourself|self[- ]harm\w*|take your (?:own )?life|(?:be )?better off dead|"
+    r"(?:want|wish|wishing) (?:you were|to be) dead)"
+)
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,8 @@ def check(sentence: str, *, user_text: str, coarse: str, risk: RiskAssessment) -
     touches_harm = risk.level != "none" or _HARM_WORDS.search(heard) is not None
     if touches_harm and _AFFIRMS.search(said):
         return Verdict(False, "affirms_harm")
+    if _HARM_WORDS.search(heard) is None and _GRAVE.search(heard) is None and _RAISES_HARM.search(said):
+        return Verdict(False, "raises_harm")
     if _distressed(heard, coarse, risk) or _GRAVE.search(heard):
         cheer = CHEERFUL.search(GLAD_OF_TELLING.sub(" ", said))
         if cheer is not None or (risk.level != "none" and _EXCLAIM_CHEER.search(sentence.strip())):
