@@ -186,8 +186,11 @@ def test_a_custom_avatar_is_its_creators(service, tmp_path):
         service.delete_avatar(made.id, owner=b)
     service.delete_avatar(made.id, owner=a)
     assert made.id not in service.library.ids()
-    with pytest.raises(InputError, match="unknown avatar"):
-        list(service.turn(session.info.id, text="Hi.", owner=a))
+    # the conversation that named it goes on with the default avatar and says so, never an error (issue 24)
+    resumed, note = service.resume(session.info.id, owner=a)
+    assert resumed.info.avatar_id == "amara" and made.id in note and "Amara" in note
+    with pytest.raises(InputError, match="unknown avatar"):  # and nobody can pick it any more
+        service.new_session(made.id, owner=a)
 
 
 def test_shared_conversations_are_one_list_only_when_the_operator_says_so(service):
