@@ -172,12 +172,19 @@ class Stages:
         # slower on 2 cores (7.8 against 10.4 tokens/s, measured); loaded before, it costs nothing
         for name, load in (("hear", self.perceiver.transcriber), ("understand", self.understander),
                            ("perceive", lambda: (self.perceiver.voice_reader(), self.perceiver.face_reader())),
-                           ("speak", lambda: self.speaker(self.avatar(avatar_id).voice.backend)),
+                           ("speak", lambda: [self.speaker(b) for b in self._voice_backends(avatar_id)]),
                            ("render", self.renderer)):
             start = time.perf_counter()
             load()
             timings[name] = round(time.perf_counter() - start, 3)
         return timings
+
+    def _voice_backends(self, avatar_id: str | None) -> list[str]:
+        """The speech backends of the turn's avatar and of every shipped one, so that a voice that cannot
+        load (OpenVoice without its weights) stops the start, not a later turn with another avatar."""
+        first = self.avatar(avatar_id).voice.backend
+        shipped = sorted({self.library.get(i).voice.backend for i in self.library.shipped_ids()} - {first})
+        return [first, *shipped]
 
     # -- the stages ---------------------------------------------------------------------------
     def hear(self, request: TurnRequest, workdir: Path) -> Heard:
