@@ -77,6 +77,11 @@ def write_prior(path: Path, mu: np.ndarray) -> None:
 
 @pytest.fixture()
 def checkout(tmp_path):
+    return make_checkout(tmp_path)
+
+
+def make_checkout(tmp_path: Path) -> Path:
+    """A DICE-Talk checkout: every file upstream needs (empty weights), the upstream double, random priors."""
     root = tmp_path / "DICE-Talk"
     for name in REQUIRED:
         target = root / name

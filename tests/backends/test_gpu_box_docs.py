@@ -186,26 +186,9 @@ def test_the_voice_alone(server, voices, monkeypatch, tmp_path, capsys):
 
 
 def _checkout(tmp_path: Path) -> Path:
-    import numpy as np
+    from tests.backends.test_dicetalk import make_checkout
 
-    from e3rg_core.emotions import COARSE
-    from e3rg_core.video.dicetalk import REQUIRED
-    from tests.backends.test_dicetalk import UPSTREAM_DOUBLE, write_prior
-
-    root = tmp_path / "DICE-Talk"
-    for name in REQUIRED:
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if name.endswith((".py", ".yaml", ".pth", ".pt", ".pkl")):
-            target.write_text("")
-        else:
-            target.mkdir(exist_ok=True)
-    (root / "dice_talk.py").write_text(UPSTREAM_DOUBLE)
-    (root / "examples" / "emo").mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for label in COARSE:
-        write_prior(root / "examples" / "emo" / f"{label}.npy", rng.standard_normal((1, 256)).astype(np.float32))
-    return root
+    return make_checkout(tmp_path)
 
 
 def test_the_face_alone_stops_without_a_gpu_and_renders_with_one(server, monkeypatch, tmp_path, capsys):
