@@ -41,7 +41,9 @@ ADVICE = re.compile(
     r"at least)\b"
 )
 BLAME = re.compile(
-    r"\b(?:your (?:own )?fault|you should have|you shouldn'?t have|(?:you need to|you should|be sure to) apologi[sz]e|"
+    r"\b(?:your (?:own )?fault|you should have|you shouldn'?t have|you (?:might|could) have (?:\w+ )?(?:prepared|"
+    r"studied|practi[sc]ed|tried|worked|checked|planned)(?: it)? (?:better|harder|more)|"
+    r"(?:you need to|you should|be sure to) apologi[sz]e|"
     r"apologi[sz]e (?:to|for)|be honest|take responsibility|learn from (?:this|it|your)|you brought|you caused|"
     r"own up|admit (?:it|that|you))\b"
 )

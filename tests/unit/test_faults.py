@@ -17,6 +17,8 @@ PROMOTED = ReplyContext("I got the promotion!", news="good")
     ("advice_or_blame", "Make sure you update your CV tonight.", LAID_OFF),
     ("advice_or_blame", "Maybe you should have checked your work more carefully.", ReplyContext(
         "My colleague presented my analysis as his own.", news="bad")),
+    ("advice_or_blame", "You might have prepared better or taken more time to study.", ReplyContext(
+        "I failed my driving test again today.", news="bad")),
     ("agreement_opener", "You're right! It's important to be prepared.", ReplyContext(
         "My sister is pregnant and she lives so far away.", news="neutral")),
     ("emotion_label", "You seem to feel neutral about it.", ReplyContext("I bought milk and bread.")),
