@@ -16,7 +16,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from e3rg_core import cli
 from e3rg_core.config import load_config
 from e3rg_core.media.audio import read_audio
 from tests.backends import tiny_hf
+from tests.llama_server import free_port, llama_server
 from tests.openvoice_support import have_openvoice_cli, install_upstream, write_checkpoints, write_reference
 
 pytestmark = pytest.mark.slow
@@ -66,14 +66,6 @@ def test_every_command_of_the_page_is_run_here():
     assert "No GPU is lent to this project" in text
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The page's llama.cpp server command, on the embedded 0.5B model and a free port."""
@@ -81,32 +73,13 @@ def server(tmp_path_factory):
     from e3rg_core.understanding.embedded import EMBEDDED_MODELS, assemble
 
     gguf = assemble(EMBEDDED_MODELS[SERVER_MODEL], cache_dir=load_config(environ={}).cache_dir / "models")
-    port = _free_port()
+    port = free_port()
     argv = shlex.split(SERVER.replace("~/.cache/e3rg/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", str(gguf))
                        .replace("--port 8000", f"--port {port}"))
     argv[0] = sys.executable
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([*argv, "--host", "127.0.0.1", "--n_ctx", "2048", "--n_threads", "2"],
-                                stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 120
-    import urllib.request
-
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"llama.cpp server exited: {log.read_text()[-2000:]}")
-        try:
-            urllib.request.urlopen(f"{url}/models", timeout=2).close()
-            break
-        except OSError:
-            if time.time() > deadline:
-                proc.kill()
-                pytest.fail("llama.cpp server did not answer in 120 s")
-            time.sleep(0.5)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
+    with llama_server([*argv, "--host", "127.0.0.1", "--n_ctx", "2048", "--n_threads", "2"], port=port,
+                      log=tmp_path_factory.mktemp("server") / "server.log", timeout_s=120) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

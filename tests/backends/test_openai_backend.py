@@ -5,13 +5,9 @@ scripted server that answers with the HTTP status and server-sent events each te
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
@@ -23,45 +19,21 @@ from e3rg_core.types import UserTurn
 from e3rg_core.understanding import prompts
 from e3rg_core.understanding.base import ChatMessage, StreamingChat
 from e3rg_core.understanding.embedded import EMBEDDED_MODELS, assemble
+from tests.llama_server import free_port, llama_server
 
 pytestmark = pytest.mark.slow
 SMALL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     pytest.importorskip("uvicorn", reason="tests/requirements.txt installs the llama.cpp server deps")
     gguf = assemble(EMBEDDED_MODELS[SMALL], cache_dir=load_config(environ={}).cache_dir / "models")
-    port = _free_port()
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "small",
-             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"],
-            stdout=out, stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama.cpp server exited: {Path(log).read_text()[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("llama.cpp server did not start in 90 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
+    port = free_port()
+    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "small",
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"]
+    with llama_server(argv, port=port, log=tmp_path_factory.mktemp("server") / "server.log", timeout_s=90) as url:
+        yield url
 
 
 def test_grammar_mode_always_returns_a_candidate(server):
@@ -104,7 +76,7 @@ def test_full_understander_over_the_server(server):
 def test_unreachable_server_is_backend_failed():
     from e3rg_core.understanding.openai_compat import OpenAIChat
 
-    chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{_free_port()}/v1", timeout_s=2, max_retries=0,
+    chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{free_port()}/v1", timeout_s=2, max_retries=0,
                       check_server=False)
     with pytest.raises(BackendFailed, match="cannot reach"):
         chat.chat(prompts.emotion_messages(UserTurn(text="hi")), max_tokens=4)
@@ -242,7 +214,7 @@ def test_a_server_that_is_down_stops_the_backend_at_creation_saying_what_to_star
     from e3rg_core.errors import BackendUnavailable
     from e3rg_core.understanding.openai_compat import OpenAIChat
 
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(BackendUnavailable, match=f"no OpenAI-compatible server answers at {url}.*start it first.*"
                                                  "--served-model-name gpu-llm.*fix base_url"):
         OpenAIChat("gpu-llm", base_url=url, timeout_s=2, max_retries=0)
@@ -260,7 +232,7 @@ def test_a_server_that_serves_another_name_is_only_a_warning(server, caplog):
 def test_unreachable_server_while_streaming_is_backend_failed():
     from e3rg_core.understanding.openai_compat import OpenAIChat
 
-    chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{_free_port()}/v1", timeout_s=2, max_retries=0,
+    chat = OpenAIChat("small", base_url=f"http://127.0.0.1:{free_port()}/v1", timeout_s=2, max_retries=0,
                       check_server=False)
     with pytest.raises(BackendFailed, match="cannot reach"):
         next(chat.chat_stream(HELLO, max_tokens=4))
