@@ -88,6 +88,13 @@ _AFFIRMING = re.compile(r"^(?:yes|yeah|yep|yup|ya|maybe|sometimes|kind of|kinda|
 ANSWER_WORDS = 12  # a message shorter than this is also read with the avatar's question and the lines before
 MIN_WORDS = 4  # a shorter message ("ok", "fine", "now a walk") is too short for meaning alone to call risk
 
+
+def meaning_may_say(text: str) -> bool:
+    """May the meaning of ``text`` (canonical) alone call it risk? Not a line too short to mean much, nor a
+    question put to the avatar that says nothing of the writer: those signal risk only by the patterns."""
+    return len(text.split()) >= MIN_WORDS and not to_listener(text)
+
+
 CARE_TURNS = 3  # the caring stance lasts this many of the speaker's messages after the last risk signal
 HISTORY_LINES = 4  # earlier speaker lines read for risk
 
@@ -168,11 +175,10 @@ class RiskDetector:
         own = scores.get("current")
 
         # Which earlier speaker lines signalled risk, counted back from the latest.
-        # (by the same rules as the message itself: a line too short for meaning alone, or a question put
-        # to the avatar, signals risk only by the patterns)
+        # (by the same rule as the message itself: ``meaning_may_say``)
         earlier_risk = [
             earlier_found[i] is not None
-            or (len(e.split()) >= MIN_WORDS and not to_listener(e)
+            or (meaning_may_say(e)
                 and self._meaning_says(scores.get(f"earlier{i}"), margin=t.margin, sim=t.context_sim))
             for i, e in enumerate(earlier)
         ] if use_history else []
@@ -183,7 +189,7 @@ class RiskDetector:
         if found is not None:
             sources.append("patterns")
         short = len(current.split()) < MIN_WORDS
-        if not short and self._meaning_says(own, margin=t.margin, sim=t.sim, probe=t.probe) and not to_listener(current):
+        if meaning_may_say(current) and self._meaning_says(own, margin=t.margin, sim=t.sim, probe=t.probe):
             sources.append("meaning")
         # The conversation: after an earlier risk signal a weaker one counts; otherwise the answer read
         # with the avatar's question, and the last lines read together.

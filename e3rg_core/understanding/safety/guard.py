@@ -90,12 +90,12 @@ def distressed(user_text: str, coarse: str, risk: RiskAssessment) -> bool:
 def check(sentence: str, *, user_text: str, coarse: str, risk: RiskAssessment) -> Verdict:
     """May ``sentence`` be said in reply to ``user_text``?"""
     said, heard = canonical(sentence), canonical(user_text)
-    touches_harm = risk.level != "none" or _HARM_WORDS.search(heard) is not None
-    if touches_harm and _AFFIRMS.search(said):
+    names_harm, grave = _HARM_WORDS.search(heard) is not None, _GRAVE.search(heard) is not None
+    if (risk.level != "none" or names_harm) and _AFFIRMS.search(said):
         return Verdict(False, "affirms_harm")
-    if _HARM_WORDS.search(heard) is None and _GRAVE.search(heard) is None and _RAISES_HARM.search(said):
+    if not names_harm and not grave and _RAISES_HARM.search(said):
         return Verdict(False, "raises_harm")
-    if _distressed(heard, coarse, risk) or _GRAVE.search(heard):
+    if grave or _distressed(heard, coarse, risk):
         cheer = CHEERFUL.search(GLAD_OF_TELLING.sub(" ", said))
         if cheer is not None or (risk.level != "none" and _EXCLAIM_CHEER.search(sentence.strip())):
             return Verdict(False, "cheerful_to_distress")
