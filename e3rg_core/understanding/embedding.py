@@ -132,6 +132,7 @@ class SentenceEncoder:
     def __init__(self, model: str = EMBEDDED_NAME, *, device: str = "cpu", cache_dir: str = DEFAULT_CACHE) -> None:
         self.model = model
         self.folder = _model_folder(model, cache_dir)
+        self.cache_dir = Path(cache_dir).expanduser()
         try:
             import numpy as np
             from sentence_transformers import SentenceTransformer
@@ -161,6 +162,29 @@ class SentenceEncoder:
                                           convert_to_numpy=True, show_progress_bar=False)
             finally:
                 torch.set_num_threads(before)
+
+
+    def embed_corpus(self, texts: list[str]) -> Any:
+        """``embed`` for a fixed corpus (the risk bank): the vectors are kept in ``cache_dir/vectors``
+        under a digest of the model and the texts, so a later start reads them instead of embedding
+        thousands of sentences again. A cache that cannot be read or written is only skipped."""
+        digest = hashlib.sha256("\n".join([str(self.folder), *texts]).encode("utf-8")).hexdigest()[:32]
+        path = self.cache_dir / "vectors" / f"{digest}.npy"
+        try:
+            vectors = self.np.load(path)
+            if vectors.shape[0] == len(texts):
+                return vectors
+        except (OSError, ValueError):
+            pass
+        vectors = self.embed(texts)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f".{path.stem}.{os.getpid()}.npy")
+            self.np.save(partial, vectors)
+            os.replace(partial, path)
+        except OSError as exc:
+            logger.warning("cannot keep the corpus vectors in %s: %s", path.parent, exc)
+        return vectors
 
 
 @functools.lru_cache(maxsize=4)

@@ -89,3 +89,31 @@ def test_import_is_light():
     code = "import sys, e3rg_core.understanding.embedding as m; print(json.dumps(['torch' in sys.modules, 'sentence_transformers' in sys.modules]))"
     out = subprocess.run([sys.executable, "-c", "import json;" + code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [False, False]
+
+
+def test_a_fixed_corpus_is_embedded_once_and_read_back_from_the_cache(tmp_path, monkeypatch):
+    import numpy
+
+    from e3rg_core.understanding.embedding import SentenceEncoder
+
+    encoder = SentenceEncoder(cache_dir=str(tmp_path))
+    corpus = ["I bought milk and bread today.", "my legs are dead after the marathon"]
+    first = encoder.embed_corpus(corpus)
+    assert first.shape == (2, 384) and len(list((tmp_path / "vectors").glob("*.npy"))) == 1
+
+    def no_embedding(texts):
+        raise AssertionError("the corpus was embedded again")
+
+    monkeypatch.setattr(encoder, "embed", no_embedding)
+    assert numpy.array_equal(encoder.embed_corpus(corpus), first)  # read from the cache
+    with pytest.raises(AssertionError):
+        encoder.embed_corpus(corpus + ["another sentence"])  # another corpus is another file
+
+
+def test_an_unwritable_cache_only_costs_the_embedding(tmp_path):
+    from e3rg_core.understanding.embedding import SentenceEncoder
+
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    encoder = SentenceEncoder(cache_dir=str(blocked))
+    assert encoder.embed_corpus(["hello there"]).shape == (1, 384)

@@ -187,8 +187,8 @@ class AxisEncoder:
 
 @pytest.mark.parametrize("risk_sim, safe_sim, expected", [
     (0.6, 0.3, "crisis"),  # near risk and nearer to it than to the look-alikes
-    (0.38, 0.2, "check"),  # clearly nearer to risk, but the nearest risk is far: ask, don't alarm
-    (0.35, 0.1, "none"),  # far from everything: a positive margin here is noise (Reddit comments, good news)
+    (0.42, 0.2, "check"),  # clearly nearer to risk, but the nearest risk is far: ask, don't alarm
+    (0.38, 0.1, "none"),  # far from everything: a positive margin here is noise (Reddit comments, good news)
     (0.6, 0.7, "none"),  # near risk but nearer to a look-alike
 ])
 def test_meaning_alone_needs_the_risk_expressions_near(risk_sim, safe_sim, expected):

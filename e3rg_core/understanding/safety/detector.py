@@ -103,30 +103,32 @@ HISTORY_LINES = 4  # earlier speaker lines read for risk
 class Thresholds:
     """Where the meaning layer and the judge call a message risk (chosen on the dev set)."""
 
-    margin: float = -0.02  # risk_sim - safe_sim (less the cues) at or above which meaning alone says crisis
-    check_margin: float = -0.08  # from here up to ``margin``: "check" (reply, then ask gently about safety)
+    # The meaning layer reads ``MeaningScore.score``: the kNN margin (risk_sim - safe_sim, less the cues)
+    # moved by the linear probe's log-odds. Every value below was chosen on the dev sets (safety_dev, the
+    # emotion dev set, the dev conversations) by a random search of 700 settings after the bank grew from
+    # 600 to 3,800 expressions: recall first (crisis or check 1.0 and crisis >= 0.93 on dev), then the
+    # fewest alarms on hard negatives, ordinary messages and conversation turns (crisis counted twice).
+    margin: float = 0.0  # score at or above which meaning alone says crisis (-0.02 with the small bank)
+    check_margin: float = -0.07  # from here up to ``margin``: "check" (reply, then ask gently about safety);
+    # -0.08 and below found no more dev risk and asked a check-in of more look-alikes (0.092 -> 0.117)
     # ... when risk_sim (the mean cosine of the 3 nearest risk expressions) is also at least this. Text
     # far from everything in the bank (Reddit comments, "I parked on level 3") is far from the safe side
     # too, so its margin is noise: at 0.3, 16 % of 2000 GoEmotions comments got the crisis response.
-    sim: float = 0.4
-    check_sim: float = 0.37  # the floor of risk_sim for "check" (a margin from ``check_margin`` up)
-    # ... and the linear probe's probability of risk (``MeaningScore.probe``): meaning alone gives the
-    # crisis response only from ``probe`` up, and a check-in only from ``check_probe`` up. The margin
-    # alone gave the crisis response to a birthday boat trip and a travel question (probe 0.11, 0.64 ->
-    # check). The probe decides crisis against check; it barely stops a check-in: at 0.15 it did stop
-    # half the check-ins on ordinary messages, but held-out recall fell 0.906 -> 0.877 (plan_means
-    # 1.00 -> 0.77), so on dev recall first: 0.05 (dev recall 0.991 as at 0.0, fewer check-ins)
-    probe: float = 0.25
-    check_probe: float = 0.05
-    context_sim: float = 0.3  # the floor for earlier lines and for a message after an earlier risk signal:
-    # these are short or joined texts, and raising it lost dialogue recall
-    answer_sim: float = 0.37  # the floor for a short message read with the avatar's question or the lines
-    # before it when nothing earlier signalled risk (0.3 gave the crisis response to "My friend Tasha
-    # says I should just block him" and "It worked! Tastes better than the takeaway")
+    sim: float = 0.45  # (0.4 with the small bank: a larger bank puts every text nearer some risk expression)
+    check_sim: float = 0.4  # the floor of risk_sim for "check" (a score from ``check_margin`` up)
+    # The probe's probability of risk as a floor of its own: 0.25 (crisis) and 0.05 (check) with the small
+    # bank; now the probe speaks through ``score`` and these floors are off (a test may still set them).
+    probe: float = 0.0
+    check_probe: float = 0.0
+    context_sim: float = 0.35  # the floor for earlier lines and for a message after an earlier risk signal:
+    # these are short or joined texts
+    answer_sim: float = 0.47  # the floor for a short message read with the avatar's question or the lines
+    # before it when nothing earlier signalled risk (0.3 with the small bank gave the crisis response to
+    # "My friend Tasha says I should just block him" and "It worked! Tastes better than the takeaway")
     cue: float = 0.05  # each sign of "not about my own danger" lowers the margin by this
     grey_margin: float = -0.1  # from here up to ``margin`` the judge is asked
     grey_sim: float = 0.25
-    context_margin: float = -0.02  # a message after an earlier risk signal in the conversation (stricter:
+    context_margin: float = 0.0  # a message after an earlier risk signal in the conversation (stricter:
     # the avatar already answered with care, and repeating the crisis response to "I watched a film" fails the person)
     judge: float = 0.5  # the judge's probability at or above which it says risk
 
@@ -139,7 +141,7 @@ class RiskDetector:
         self.thresholds = thresholds or Thresholds()
 
     def _meaning_says(self, score: MeaningScore | None, *, margin: float, sim: float, probe: float = 0.0) -> bool:
-        return score is not None and score.margin >= margin and score.risk_sim >= sim and score.probe >= probe
+        return score is not None and score.score >= margin and score.risk_sim >= sim and score.probe >= probe
 
     def assess(self, text: str, history: Sequence[Utterance] = (), *, judge: Judge | None = None,
                parts: frozenset[str] = frozenset({"patterns", "meaning", "history", "judge"})) -> RiskAssessment:
@@ -234,7 +236,7 @@ class RiskDetector:
             category, evidence, level = "earlier", "an earlier message", "care"
         else:
             category, evidence, level = "", "", "none"
-        score = max([own.margin if own is not None else -1.0, judged if judged is not None else -1.0,
+        score = max([own.score if own is not None else -1.0, judged if judged is not None else -1.0,
                      1.0 if found is not None else -1.0])
         return RiskAssessment(level=level, category=category, sources=tuple(sources), evidence=evidence[:120],
                               score=round(float(score), 4), judged=judged)
