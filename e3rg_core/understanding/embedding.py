@@ -1,8 +1,9 @@
 """The ``embedding`` backend: an emotion classifier over sentence embeddings and labelled prototypes.
 
 Each of the 36 labels has an *anchor* (a sentence naming the feeling) and 6-50 first-person
-prototype utterances, all written for e3rg (``data/prototypes.json``). A turn is embedded with a
-sentence-embedding model shipped in PyPI packages (all-MiniLM-L6-v2 by default) and voted on in two
+prototype utterances (``data/prototypes.json``), and 28 or more messages more (184 for neutral;
+``data/emotion_utterances.json``) that the class head and the centroids learn from too, all written
+for e3rg. A turn is embedded with a sentence-embedding model shipped in PyPI packages (all-MiniLM-L6-v2 by default) and voted on in two
 steps, class first, as the generators and HIT act on the class:
 
 * the coarse class comes from a *class head*, a class-balanced logistic regression fitted over the
@@ -33,7 +34,7 @@ import json
 import logging
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
@@ -109,6 +110,18 @@ def _model_folder(model: str, cache_dir: str = DEFAULT_CACHE) -> Path:
     return path
 
 
+def load_utterances() -> dict[str, tuple[str, ...]]:
+    """More messages per label (``data/emotion_utterances.json``) that the embedding voter learns from
+    beside the prototypes; the risk detector's bank does not read them."""
+    raw = json.loads(
+        resources.files("e3rg_core.understanding").joinpath("data/emotion_utterances.json").read_text("utf-8")
+    )
+    unknown = {k for k in raw if not k.startswith("_")} - set(CANDIDATES)
+    if unknown:
+        raise ConfigError(f"emotion_utterances.json: unknown labels {sorted(unknown)}")
+    return {label: tuple(raw.get(label, ())) for label in CANDIDATES}
+
+
 def load_prototypes() -> dict[str, LabelPrototypes]:
     """The labelled prototypes shipped with the package, in ``CANDIDATES`` order."""
     raw = json.loads(
@@ -165,11 +178,17 @@ class SentenceEncoder:
 
 
     def embed_corpus(self, texts: list[str]) -> Any:
-        """``embed`` for a fixed corpus (the risk bank): the vectors are kept in ``cache_dir/vectors``
-        under a digest of the model and the texts, so a later start reads them instead of embedding
-        thousands of sentences again. A cache that cannot be read or written is only skipped."""
-        digest = hashlib.sha256("\n".join([str(self.folder), *texts]).encode("utf-8")).hexdigest()[:32]
-        path = self.cache_dir / "vectors" / f"{digest}.npy"
+        """``embed`` for a fixed corpus (the emotion prototypes, the risk bank): the vectors are kept in
+        ``cache_dir/vectors`` under a digest of the model files (names, sizes, times) and the texts, so a
+        later start reads them instead of embedding thousands of sentences again (seconds with MiniLM,
+        many more with MPNet on one thread). A cache that cannot be read or written is only skipped."""
+        digest = hashlib.sha256(str(self.folder.resolve()).encode())
+        for f in sorted(self.folder.iterdir()):
+            if f.is_file():
+                stat = f.stat()
+                digest.update(f"{f.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        digest.update("\0".join(texts).encode("utf-8"))
+        path = self.cache_dir / "vectors" / f"{digest.hexdigest()[:32]}.npy"
         try:
             vectors = self.np.load(path)
             if vectors.shape[0] == len(texts):
@@ -215,14 +234,15 @@ class EmbeddingClassifier:
             )
         self.encoder = sentence_encoder(model, device=device, cache_dir=cache_dir)
         np = self._np = self.encoder.np
-        prototypes = load_prototypes()
+        extra = load_utterances()
+        prototypes = {label: replace(p, utterances=p.utterances + extra[label]) for label, p in load_prototypes().items()}
         self.labels = list(CANDIDATES)
         self.temperature = temperature
         self.anchor_weight = anchor_weight
         self.history_weight = history_weight
         texts = [u for label in self.labels for u in prototypes[label].utterances]
         texts += [prototypes[label].anchor for label in self.labels]
-        bank = self._bank_vectors(texts, Path(cache_dir).expanduser())
+        bank = self.encoder.embed_corpus(texts)  # kept on disk between runs
         utterances, start = [], 0
         for label in self.labels:
             utterances.append(bank[start:start + len(prototypes[label].utterances)])
@@ -243,38 +263,6 @@ class EmbeddingClassifier:
         logger.info("embedding classifier ready: %d prototypes for %d labels from %s (class head: %s)",
                     sum(len(u) for u in utterances), len(self.labels), self.encoder.folder,
                     "on" if self._head is not None else "off")
-
-    def _bank_vectors(self, texts: list[str], cache_dir: Path) -> Any:
-        """The prototype sentences' embeddings, kept in ``cache_dir`` between runs.
-
-        Embedding the 400-odd sentences takes seconds with MiniLM and many more with MPNet on one
-        thread; the saved copy is keyed by the sentences and the model files (names, sizes, times).
-        """
-        np = self._np
-        folder = self.encoder.folder
-        digest = hashlib.sha256(str(folder.resolve()).encode())
-        for f in sorted(folder.iterdir()):
-            if f.is_file():
-                stat = f.stat()
-                digest.update(f"{f.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-        digest.update("\0".join(texts).encode("utf-8"))
-        path = cache_dir / "embedding-banks" / f"{digest.hexdigest()[:32]}.npy"
-        try:
-            vectors = np.load(path)
-            if vectors.shape[0] == len(texts):
-                return vectors
-        except (OSError, ValueError):
-            pass
-        vectors = self._embed(texts)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_suffix(f".{os.getpid()}.partial")
-            with partial.open("wb") as fh:
-                np.save(fh, vectors)
-            os.replace(partial, path)
-        except OSError as exc:
-            logger.warning("could not keep the prototype embeddings in %s: %s", path.parent, exc)
-        return vectors
 
     def _embed(self, texts: list[str]) -> Any:
         return self.encoder.embed(texts)
