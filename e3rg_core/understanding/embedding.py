@@ -3,8 +3,9 @@
 Each of the 36 labels has an *anchor* (a sentence naming the feeling) and 6-50 first-person
 prototype utterances (``data/prototypes.json``), and 28 or more messages more (184 for neutral;
 ``data/emotion_utterances.json``) that the class head and the centroids learn from too, all written
-for e3rg. A turn is embedded with a sentence-embedding model shipped in PyPI packages (all-MiniLM-L6-v2 by default) and voted on in two
-steps, class first, as the generators and HIT act on the class:
+for e3rg. A turn is embedded with a sentence-embedding model shipped in PyPI packages
+(all-MiniLM-L6-v2 by default) and voted on in two steps, class first, as the generators and HIT act
+on the class:
 
 * the coarse class comes from a *class head*, a class-balanced logistic regression fitted over the
   prototype sentences when the classifier is built (``class_head.py``). Balanced classes give neutral,
@@ -175,7 +176,6 @@ class SentenceEncoder:
                                           convert_to_numpy=True, show_progress_bar=False)
             finally:
                 torch.set_num_threads(before)
-
 
     def embed_corpus(self, texts: list[str]) -> Any:
         """``embed`` for a fixed corpus (the emotion prototypes, the risk bank): the vectors are kept in

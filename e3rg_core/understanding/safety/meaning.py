@@ -10,6 +10,7 @@ all?" and "closer to risk than to its look-alikes?", and ``probe``: a logistic r
 embedding, fitted from the same bank when the scorer is built, that reads the direction separating risk
 from everything safe rather than the three nearest neighbours (on the dev sets it tells ordinary news
 near the bank's wording, a birthday trip or a question to the avatar, from risk better than the margin).
+The detector's thresholds read one ``score``: the margin moved by ``PROBE_WEIGHT`` of the probe's log-odds.
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ def pieces(text: str) -> list[str]:
 
 
 class MeaningScorer:
-    """Scores texts against the bank with a sentence encoder (``embed(list[str]) -> unit rows``)."""
+    """Scores texts against the bank with a sentence encoder (``embed(list[str]) -> unit rows``; the bank
+    goes through its ``embed_corpus`` where it has one, which keeps the vectors on disk)."""
 
     def __init__(self, encoder: Any, *, k: int = 3, bank: Bank | None = None, probe_c: float = PROBE_C) -> None:
         self.encoder = encoder
