@@ -10,10 +10,10 @@ turns each through ``/turn``, all sessions starting at once. Every message carri
 turn's token ("session-3 turn-2"), so the results show:
 
 * a *refused* turn: the queue was full (Gradio's "Queue is full"), counted by message;
-* a *lost* turn: an error other than a refusal, no result, a session id that changed, or a chat whose
-  last user message is not the turn's own;
-* a *crossed* session: its chat (user or avatar messages), or its stored history, holds another
-  session's token.
+* a *lost* turn: an error other than a refusal, no result, a session id that changed, or a
+  conversation (``/resume`` after the turn) whose last user message is not the turn's own;
+* a *crossed* session: its conversation (user or avatar messages), or its stored history, holds
+  another session's token.
 
 After the run each session is exported (``/export``) and its stored turns checked against what it
 sent: exactly its own turns, in order. Writes ``load.json``: the settings, the machine (with the load
@@ -47,32 +47,21 @@ SENTENCES = ("I failed my driving test again today.", "My sister called and we l
              "Work has been really stressful this week.", "I finally finished the marathon!",
              "I miss my grandmother a lot lately.")
 TOKEN = re.compile(r"session-(\d+) turn-(\d+)")
-#: the names /turn's outputs go by, in order (as tests/app/test_app_client.py names them)
-OUT = ("emotion", "reply_text", "reply_audio", "reply_video", "emotion_note", "timings", "chat", "timeline", "sid",
-       "text_in", "audio_in", "video_in", "check_note", "correction")
+#: the names /turn's outputs go by, in order (docs/api.md)
+OUT = ("sid", "emotion", "distribution", "reply", "audio", "video", "timings", "crisis", "details")
 
 
 def message(session: int, turn: int) -> str:
     return f"{SENTENCES[(session + turn) % len(SENTENCES)]} (session-{session} turn-{turn})"
 
 
-def _texts(content: Any) -> list[str]:
-    """Every text inside a chat message's content (a string, a list of parts, a dict)."""
-    if isinstance(content, str):
-        return [content]
-    if isinstance(content, dict):
-        return [content["text"]] if isinstance(content.get("text"), str) else []
-    if isinstance(content, (list, tuple)):
-        return [text for part in content for text in _texts(part)]
-    return []
+def user_texts(turns: list[dict]) -> list[str]:
+    """The user's texts of a conversation as ``/resume`` returns its turns."""
+    return [t.get("user_text", "") for t in turns or ()]
 
 
-def user_texts(chat: list[dict]) -> list[str]:
-    return [" ".join(_texts(m.get("content"))) for m in chat or () if m.get("role") == "user"]
-
-
-def all_texts(chat: list[dict]) -> list[str]:
-    return [" ".join(_texts(m.get("content"))) for m in chat or ()]
+def all_texts(turns: list[dict]) -> list[str]:
+    return [text for t in turns or () for text in (t.get("user_text", ""), t.get("reply", ""))]
 
 
 def tokens_in(texts: list[str]) -> set[tuple[int, int]]:
@@ -127,17 +116,22 @@ def drive(url: str, run: SessionRun, n_turns: int, start: threading.Barrier, cli
             continue
         run.latencies_s.append(time.perf_counter() - began)
         out = dict(zip(OUT, result)) if isinstance(result, (list, tuple)) else {}
-        users = user_texts(out.get("chat") or [])
+        try:  # the conversation as stored now, as the page would repaint it
+            turns = client.predict(out["sid"], api_name="/resume")[2] if out.get("sid") else []
+        except Exception as exc:  # noqa: BLE001
+            turns = []
+            run.errors.append(f"resume: {str(exc)[:200]}")
+        users = user_texts(turns)
         if not out.get("sid"):
             run.lost.append(f"turn {turn}: no session id in the result")
         elif run.sid is not None and out["sid"] != run.sid:
             run.lost.append(f"turn {turn}: session id changed to {out['sid']}")
         elif not users or users[-1] != text:
-            run.lost.append(f"turn {turn}: the chat ends with {users[-1] if users else None!r}")
+            run.lost.append(f"turn {turn}: the conversation ends with {users[-1] if users else None!r}")
         else:
             run.ok += 1
         run.sid = run.sid or out.get("sid")
-        run.crossed |= {s for s, _ in tokens_in(all_texts(out.get("chat") or [])) if s != run.index}
+        run.crossed |= {s for s, _ in tokens_in(all_texts(turns)) if s != run.index}
 
 
 def check_stored(url: str, run: SessionRun, sent: list[str], client_kwargs: dict) -> None:

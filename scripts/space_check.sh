@@ -127,15 +127,14 @@ try:
 except Exception as exc:  # whatever the client raises is the check's result
     finish(False, f"the turn failed: {type(exc).__name__}: {exc}; alive after it: {alive()}")
 report["turn_s"] = round(time.time() - began, 1)
-emotion, reply = result[0], result[1]
-wav = next((Path(v) for v in result if isinstance(v, str) and v.endswith(".wav")), None)
-mp4 = next((Path(v["video"] if isinstance(v, dict) else v) for v in result
-            if isinstance(v, (str, dict)) and str(v.get("video") if isinstance(v, dict) else v).endswith(".mp4")), None)
+sid, emotion, _distribution, reply, wav, video = result[:6]  # docs/api.md: /turn's outputs in order
+wav = Path(wav) if isinstance(wav, str) else None
+mp4 = Path(video["video"] if isinstance(video, dict) else video) if video else None
 report.update(message=text, emotion=emotion, reply=reply, wav=str(wav), mp4=str(mp4),
               wav_bytes=wav.stat().st_size if wav and wav.is_file() else 0,
               mp4_bytes=mp4.stat().st_size if mp4 and mp4.is_file() else 0)
 problems = []
-if not (isinstance(emotion, dict) and emotion.get("label")):
+if not (isinstance(emotion, str) and emotion):
     problems.append(f"no emotion label ({emotion!r})")
 if not (isinstance(reply, str) and len(reply.split()) >= 3):
     problems.append(f"no reply ({reply!r})")

@@ -28,8 +28,10 @@ import re
 import tempfile
 import threading
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, Literal
 
 import gradio as gr
 
@@ -95,6 +97,15 @@ class ConsentLog:
                 f.flush()
 
 
+@dataclass(frozen=True)
+class RaterPage:
+    """Where a rater stands: the consent form, a trial (shown now), or done with every item."""
+
+    rater: str
+    state: Literal["consent", "trial", "done"]
+    trial: Trial | None = None
+
+
 class RaterService:
     """The rater app's logic without Gradio: who rates, where they are, what they answered."""
 
@@ -133,6 +144,18 @@ class RaterService:
         if trial is not None:
             self.store.record_shown(rater_id, trial.item_id)
         return trial
+
+    def page(self, rater_id: str) -> RaterPage:
+        """What ``rater_id`` sees now: the consent form until they agree, then the trial due, then done."""
+        if not self.consents.has(rater_id):
+            return RaterPage(rater_id, "consent")
+        trial = self.show(rater_id)
+        return RaterPage(rater_id, "done") if trial is None else RaterPage(rater_id, "trial", trial)
+
+    def agree(self, rater_id: str) -> RaterPage:
+        """Record the rater's agreement to the consent form; the first trial due follows."""
+        self.consents.add(rater_id)
+        return self.page(rater_id)
 
     def due(self, rater_id: str, position: Any) -> Trial:
         """The trial on the rater's screen, checked against the ``position`` the page says it shows."""
@@ -245,180 +268,201 @@ def build_rater_app(config: Config, study_path: Path, *, data_dir: Path | None =
     organisers = tuple(getattr(config.ui, "organisers", ()) or ())
     service = RaterService(study, store, consents, rating_media_dir(study), organisers)
     _warn_unblinded_text(study)
-    n_panels = len(study.systems)
-    criteria = study.criteria
-
     with gr.Blocks(title=study.title or "Rating study") as demo:
-        gr.Markdown(f"# {md_text(study.title or 'Rating study')}")
-        message = gr.Markdown("Loading…", elem_id="rater_message")
-        with gr.Tab("Rating", elem_id="rating_tab"):
-            with gr.Column(visible=False, elem_id="consent") as consent_col:
-                gr.Markdown(md_text(study.consent) if study.consent else "")
-                if study.instructions:
-                    gr.Markdown("### Instructions\n" + md_text(study.instructions))
-                agree = gr.Button("I agree", variant="primary", elem_id="agree")
-            with gr.Column(visible=False, elem_id="rating") as rating_col:
-                progress = gr.Markdown(elem_id="progress")
-                context = gr.Markdown(elem_id="context")
-                instruction = gr.Markdown(elem_id="instruction")
-                position = gr.Number(value=0, precision=0, visible=False, label="position", elem_id="position")
-                panel_cols, texts, audios, videos, radios = [], [], [], [], []
-                with gr.Row(equal_height=False):
-                    for side in range(n_panels):
-                        with gr.Column(visible=False, elem_id=f"panel_{side}") as col:
-                            panel_cols.append(col)
-                            texts.append(gr.Markdown(elem_id=f"panel_{side}_text"))
-                            audios.append(gr.Audio(type="filepath", interactive=False, buttons=[], label="Voice",
-                                                   elem_id=f"panel_{side}_audio"))
-                            videos.append(gr.Video(interactive=False, buttons=[], label="Video",
-                                                   elem_id=f"panel_{side}_video"))
-                            radios.append([gr.Radio(choices=[(f"{s} — {c.anchor(s)}", s) for s in range(1, 6)],
-                                                    label=f"{c.name}: {c.question}", value=None,
-                                                    elem_id=f"panel_{side}_{c.id}") for c in criteria])
-                prefs = [gr.Radio(choices=[], label=study.preference_question or "Preference", value=None,
-                                  elem_id=f"preference_{k}") for k in range(len(study.pairs))]
-                submit = gr.Button("Submit", variant="primary", elem_id="submit")
-            done = gr.Markdown(visible=False, elem_id="done")
-        with gr.Tab("Organiser", visible=False, elem_id="organiser_tab") as organiser_tab:
-            build = gr.Button("Build report", elem_id="build_report")
-            report_files = gr.File(label="Report files", file_count="multiple", interactive=False,
-                                   elem_id="report_files")
-            report_plot = gr.Image(label="Scores", type="filepath", interactive=False, elem_id="report_plot")
-            report_md = gr.Markdown(elem_id="report_summary")
-
-        flat_radios = [r for per_panel in radios for r in per_panel]
-        page = [message, consent_col, rating_col, done, progress, context, instruction, position,
-                *panel_cols, *texts, *audios, *videos, *flat_radios, *prefs, organiser_tab]
-
-        def render(request: gr.Request | None, *, rater: str | None = None) -> tuple:
-            """Every page output for the rater's current state: no rater, consent, a trial or done."""
-            # what no trial shows; a trial overwrites it below
-            out: dict[Any, Any] = {c: None for c in [*flat_radios, *audios, *videos]}
-            out.update({progress: "", context: "", instruction: "", position: 0, **{t: "" for t in texts},
-                        **{col: gr.update(visible=False) for col in panel_cols},
-                        **{radio: gr.update(value=None, visible=False) for radio in prefs}})
-            out[organiser_tab] = gr.update(visible=service.is_organiser(request))
-            try:
-                rater = rater or service.rater_of(request)
-            except InputError as exc:
-                out.update({message: str(exc), consent_col: gr.update(visible=False),
-                            rating_col: gr.update(visible=False), done: gr.update(visible=False)})
-                return tuple(out[c] for c in page)
-            if not consents.has(rater):
-                out.update({message: f"Welcome, **{md_text(rater)}**. Please read the consent form.",
-                            consent_col: gr.update(visible=True), rating_col: gr.update(visible=False),
-                            done: gr.update(visible=False)})
-                return tuple(out[c] for c in page)
-            trial = service.show(rater)
-            if trial is None:
-                out.update({message: "", consent_col: gr.update(visible=False), rating_col: gr.update(visible=False),
-                            done: gr.update(visible=True, value="## Thank you!\nYou have rated every item. "
-                                                                  "You can close this page.")})
-                return tuple(out[c] for c in page)
-            out.update({message: "", consent_col: gr.update(visible=False), rating_col: gr.update(visible=True),
-                        done: gr.update(visible=False), progress: f"### Item {trial.position} of {trial.n_trials}",
-                        context: context_markdown(trial), position: trial.position,
-                        instruction: f"**{md_text(trial.instruction)}**" if trial.instruction else ""})
-            for side in range(n_panels):
-                panel = trial.panels[side] if side < len(trial.panels) else None
-                out[panel_cols[side]] = gr.update(visible=panel is not None)
-                out[texts[side]] = f"### Reply {panel.label}\n{md_text(panel.text)}" if panel else ""
-                out[audios[side]] = gr.update(value=str(panel.audio) if panel and panel.audio else None,
-                                              visible=bool(panel and panel.audio))
-                out[videos[side]] = str(panel.video) if panel else None
-                for radio in radios[side]:
-                    out[radio] = None
-            labels = {p.token: p.label for p in trial.panels}
-            for k, radio in enumerate(prefs):
-                if k < len(trial.pairs):
-                    q = trial.pairs[k]
-                    choices = [(f"Reply {labels[q.left]}", "left"), (f"Reply {labels[q.right]}", "right"),
-                               (PREFERENCE_LABELS["none"], "none")]
-                    out[radio] = gr.update(choices=choices, value=None, label=q.question, visible=True)
-                else:
-                    out[radio] = gr.update(value=None, visible=False)
-            return tuple(out[c] for c in page)
-
-        def fail(exc: Exception) -> gr.Error:
-            return gr.Error(service.safe_message(exc), title="Not saved")
-
-        def rater_start(request: gr.Request):
-            """Show the rater's current state: the consent form, the trial due, or the thank-you page."""
-            try:
-                return render(request)
-            except E3rgError as exc:
-                raise fail(exc) from exc
-
-        def rater_consent(request: gr.Request):
-            """Record the rater's agreement to the consent form, then show the first trial due."""
-            try:
-                rater = service.rater_of(request)
-                consents.add(rater)
-                return render(request, rater=rater)
-            except E3rgError as exc:
-                raise fail(exc) from exc
-
-        def rater_play(position: int, label: str, media: str, request: gr.Request) -> int:
-            """Log one play of a reply's video or audio on the trial due; returns that medium's plays so far."""
-            try:
-                return service.play(service.rater_of(request), position, label, media)
-            except E3rgError as exc:
-                raise fail(exc) from exc
-
-        def rater_submit(request: gr.Request, pos, *answers):
-            """Store the trial's answers (every reply's scores, then the preferences); show the next trial."""
-            n_scores = len(flat_radios)
-            scores = [list(answers[side * len(criteria):(side + 1) * len(criteria)]) for side in range(n_panels)]
-            try:
-                rater = service.rater_of(request)
-                service.submit(rater, pos, scores, list(answers[n_scores:]))
-                return render(request, rater=rater)
-            except E3rgError as exc:
-                raise fail(exc) from exc
-
-        def organiser_report(request: gr.Request):
-            """Build the report (organisers only): the CSVs and summary.json, the plot, the summary tables."""
-            try:
-                return service.report(request)
-            except E3rgError as exc:
-                raise gr.Error(str(exc), title="No report") from exc
-
-        def submit_from_page(request: gr.Request, pos, *answers):
-            """The page's Submit: a refused answer is a warning, and the answers stay as they are.
-
-            (A ``gr.Error`` would mark every output of the event, i.e. the whole trial, as failed.)
-            """
-            try:
-                return rater_submit(request, pos, *answers)
-            except gr.Error as exc:
-                gr.Warning(exc.message, title="Not saved")
-                return tuple(gr.skip() for _ in page)
-
-        demo.load(rater_start, inputs=None, outputs=page, api_name="rater_start")
-        agree.click(rater_consent, inputs=None, outputs=page, api_name="rater_consent")
-        submit.click(submit_from_page, inputs=[position, *flat_radios, *prefs], outputs=page,
-                     api_visibility="private", show_progress="minimal")
-        # the same handler for clients, which get the refusal as an error
-        api_submit = gr.Button(visible=False, elem_id="api_submit")
-        api_submit.click(rater_submit, inputs=[position, *flat_radios, *prefs], outputs=page,
-                         api_name="rater_submit")
-        gr.api(rater_play, api_name="rater_play")
-        for side in range(n_panels):
-            label = SIDE_LABELS[side]
-            for media, component in (("video", videos[side]), ("audio", audios[side])):
-                def on_play(pos, request: gr.Request, _label=label, _media=media):
-                    try:
-                        service.play(service.rater_of(request), pos, _label, _media)
-                    except E3rgError as exc:
-                        raise fail(exc) from exc
-
-                component.play(on_play, inputs=[position], outputs=None, api_visibility="private",
-                               trigger_mode="multiple")
-        build.click(organiser_report, inputs=None, outputs=[report_files, report_plot, report_md],
-                    api_name="organiser_report")
-
+        w = _rater_layout(study)
+        _wire_rater(demo, w, service)
     demo.queue(max_size=config.ui.queue_size, default_concurrency_limit=4)
     return demo, launch_settings(config)
+
+
+class RaterWidgets(SimpleNamespace):
+    """The rater page's components by name (``_rater_layout`` fills it)."""
+
+
+def _rater_layout(study: Study) -> RaterWidgets:
+    """The consent form, one trial's panels (a reply each) and questions, the thank-you, the Organiser tab."""
+    w = RaterWidgets(study=study)
+    gr.Markdown(f"# {md_text(study.title or 'Rating study')}")
+    w.message = gr.Markdown("Loading…", elem_id="rater_message")
+    with gr.Tab("Rating", elem_id="rating_tab"):
+        with gr.Column(visible=False, elem_id="consent") as w.consent_col:
+            gr.Markdown(md_text(study.consent) if study.consent else "")
+            if study.instructions:
+                gr.Markdown("### Instructions\n" + md_text(study.instructions))
+            w.agree = gr.Button("I agree", variant="primary", elem_id="agree")
+        with gr.Column(visible=False, elem_id="rating") as w.rating_col:
+            w.progress = gr.Markdown(elem_id="progress")
+            w.context = gr.Markdown(elem_id="context")
+            w.instruction = gr.Markdown(elem_id="instruction")
+            w.position = gr.Number(value=0, precision=0, visible=False, label="position", elem_id="position")
+            w.panel_cols, w.texts, w.audios, w.videos, w.radios = [], [], [], [], []
+            with gr.Row(equal_height=False):
+                for side in range(len(study.systems)):
+                    _panel(w, study, side)
+            w.prefs = [gr.Radio(choices=[], label=study.preference_question or "Preference", value=None,
+                                elem_id=f"preference_{k}") for k in range(len(study.pairs))]
+            w.submit = gr.Button("Submit", variant="primary", elem_id="submit")
+        w.done = gr.Markdown(visible=False, elem_id="done")
+    with gr.Tab("Organiser", visible=False, elem_id="organiser_tab") as w.organiser_tab:
+        w.build = gr.Button("Build report", elem_id="build_report")
+        w.report_files = gr.File(label="Report files", file_count="multiple", interactive=False,
+                                 elem_id="report_files")
+        w.report_plot = gr.Image(label="Scores", type="filepath", interactive=False, elem_id="report_plot")
+        w.report_md = gr.Markdown(elem_id="report_summary")
+    w.flat_radios = [r for per_panel in w.radios for r in per_panel]
+    w.page = [w.message, w.consent_col, w.rating_col, w.done, w.progress, w.context, w.instruction, w.position,
+              *w.panel_cols, *w.texts, *w.audios, *w.videos, *w.flat_radios, *w.prefs, w.organiser_tab]
+    return w
+
+
+def _panel(w: RaterWidgets, study: Study, side: int) -> None:
+    """One reply's panel: its text, audio, video and a 1..5 radio per criterion."""
+    with gr.Column(visible=False, elem_id=f"panel_{side}") as col:
+        w.panel_cols.append(col)
+        w.texts.append(gr.Markdown(elem_id=f"panel_{side}_text"))
+        w.audios.append(gr.Audio(type="filepath", interactive=False, buttons=[], label="Voice",
+                                 elem_id=f"panel_{side}_audio"))
+        w.videos.append(gr.Video(interactive=False, buttons=[], label="Video", elem_id=f"panel_{side}_video"))
+        w.radios.append([gr.Radio(choices=[(f"{s} — {c.anchor(s)}", s) for s in range(1, 6)],
+                                  label=f"{c.name}: {c.question}", value=None, elem_id=f"panel_{side}_{c.id}")
+                         for c in study.criteria])
+
+
+def _rendered(w: RaterWidgets, view: RaterPage | str, organiser: bool) -> tuple:
+    """Every page output for a rater's page, or for ``view`` = the message of a page without a rater."""
+    # what no trial shows; a trial overwrites it below
+    out: dict[Any, Any] = {c: None for c in [*w.flat_radios, *w.audios, *w.videos]}
+    out.update({w.progress: "", w.context: "", w.instruction: "", w.position: 0, **{t: "" for t in w.texts},
+                **{col: gr.update(visible=False) for col in w.panel_cols},
+                **{radio: gr.update(value=None, visible=False) for radio in w.prefs}})
+    out[w.organiser_tab] = gr.update(visible=organiser)
+    state = view.state if isinstance(view, RaterPage) else None
+    out.update({w.consent_col: gr.update(visible=state == "consent"), w.rating_col: gr.update(visible=state == "trial"),
+                w.done: gr.update(visible=state == "done")})
+    if state is None:
+        out[w.message] = view
+    elif state == "consent":
+        out[w.message] = f"Welcome, **{md_text(view.rater)}**. Please read the consent form."
+    elif state == "done":
+        out.update({w.message: "", w.done: gr.update(visible=True, value="## Thank you!\nYou have rated every item. "
+                                                                         "You can close this page.")})
+    else:
+        out[w.message] = ""
+        out.update(_trial_values(w, view.trial))
+    return tuple(out[c] for c in w.page)
+
+
+def _trial_values(w: RaterWidgets, trial: Trial) -> dict[Any, Any]:
+    """The outputs that show ``trial``: its context, each reply's panel, the preference questions."""
+    out: dict[Any, Any] = {w.progress: f"### Item {trial.position} of {trial.n_trials}",
+                           w.context: context_markdown(trial), w.position: trial.position,
+                           w.instruction: f"**{md_text(trial.instruction)}**" if trial.instruction else ""}
+    for side in range(len(w.panel_cols)):
+        panel = trial.panels[side] if side < len(trial.panels) else None
+        out[w.panel_cols[side]] = gr.update(visible=panel is not None)
+        out[w.texts[side]] = f"### Reply {panel.label}\n{md_text(panel.text)}" if panel else ""
+        out[w.audios[side]] = gr.update(value=str(panel.audio) if panel and panel.audio else None,
+                                        visible=bool(panel and panel.audio))
+        out[w.videos[side]] = str(panel.video) if panel else None
+        for radio in w.radios[side]:
+            out[radio] = None
+    labels = {p.token: p.label for p in trial.panels}
+    for k, radio in enumerate(w.prefs):
+        if k < len(trial.pairs):
+            q = trial.pairs[k]
+            choices = [(f"Reply {labels[q.left]}", "left"), (f"Reply {labels[q.right]}", "right"),
+                       (PREFERENCE_LABELS["none"], "none")]
+            out[radio] = gr.update(choices=choices, value=None, label=q.question, visible=True)
+        else:
+            out[radio] = gr.update(value=None, visible=False)
+    return out
+
+
+def _wire_rater(demo: gr.Blocks, w: RaterWidgets, service: RaterService) -> None:
+    """The rater's events (each also an endpoint, so each checks the rater itself) and the organiser's."""
+    def render(request: gr.Request | None, act=None) -> tuple:
+        """The page after ``act(rater)`` (by default: as it stands); no valid rater only shows why, unless
+        the request acts, when it is refused."""
+        try:
+            rater = service.rater_of(request)
+        except InputError as exc:
+            if act is not None:
+                raise gr.Error(service.safe_message(exc), title="Not saved") from exc
+            return _rendered(w, str(exc), service.is_organiser(request))
+        try:
+            return _rendered(w, (act or service.page)(rater), service.is_organiser(request))
+        except E3rgError as exc:
+            raise gr.Error(service.safe_message(exc), title="Not saved") from exc
+
+    def rater_start(request: gr.Request):
+        """Show the rater's current state: the consent form, the trial due, or the thank-you page."""
+        return render(request)
+
+    def rater_consent(request: gr.Request):
+        """Record the rater's agreement to the consent form, then show the first trial due."""
+        return render(request, service.agree)
+
+    def rater_play(position: int, label: str, media: str, request: gr.Request) -> int:
+        """Log one play of a reply's video or audio on the trial due; returns that medium's plays so far."""
+        try:
+            return service.play(service.rater_of(request), position, label, media)
+        except E3rgError as exc:
+            raise gr.Error(service.safe_message(exc), title="Not saved") from exc
+
+    def rater_submit(request: gr.Request, pos, *answers):
+        """Store the trial's answers (every reply's scores, then the preferences); show the next trial."""
+        n_criteria, n_scores = len(w.study.criteria), len(w.flat_radios)
+        scores = [list(answers[side * n_criteria:(side + 1) * n_criteria]) for side in range(len(w.panel_cols))]
+
+        def answered(rater: str) -> RaterPage:
+            service.submit(rater, pos, scores, list(answers[n_scores:]))
+            return service.page(rater)
+        return render(request, answered)
+
+    def submit_from_page(request: gr.Request, pos, *answers):
+        """The page's Submit: a refused answer is a warning, and the answers stay as they are.
+
+        (A ``gr.Error`` would mark every output of the event, i.e. the whole trial, as failed.)
+        """
+        try:
+            return rater_submit(request, pos, *answers)
+        except gr.Error as exc:
+            gr.Warning(exc.message, title="Not saved")
+            return tuple(gr.skip() for _ in w.page)
+
+    def organiser_report(request: gr.Request):
+        """Build the report (organisers only): the CSVs and summary.json, the plot, the summary tables."""
+        try:
+            return service.report(request)
+        except E3rgError as exc:
+            raise gr.Error(str(exc), title="No report") from exc
+
+    answers = [w.position, *w.flat_radios, *w.prefs]
+    demo.load(rater_start, inputs=None, outputs=w.page, api_name="rater_start")
+    w.agree.click(rater_consent, inputs=None, outputs=w.page, api_name="rater_consent")
+    w.submit.click(submit_from_page, inputs=answers, outputs=w.page, api_visibility="private", show_progress="minimal")
+    # the same handler for clients, which get the refusal as an error
+    api_submit = gr.Button(visible=False, elem_id="api_submit")
+    api_submit.click(rater_submit, inputs=answers, outputs=w.page, api_name="rater_submit")
+    gr.api(rater_play, api_name="rater_play")
+    _wire_plays(w, service)
+    w.build.click(organiser_report, inputs=None, outputs=[w.report_files, w.report_plot, w.report_md],
+                  api_name="organiser_report")
+
+
+def _wire_plays(w: RaterWidgets, service: RaterService) -> None:
+    """Each play of a reply's video or audio on the page is logged (the store refuses ratings before)."""
+    for side in range(len(w.panel_cols)):
+        label = SIDE_LABELS[side]
+        for media, component in (("video", w.videos[side]), ("audio", w.audios[side])):
+            def on_play(pos, request: gr.Request, _label=label, _media=media):
+                try:
+                    service.play(service.rater_of(request), pos, _label, _media)
+                except E3rgError as exc:
+                    raise gr.Error(service.safe_message(exc), title="Not saved") from exc
+
+            component.play(on_play, inputs=[w.position], outputs=None, api_visibility="private",
+                           trigger_mode="multiple")
 
 
 def context_markdown(trial: Trial) -> str:

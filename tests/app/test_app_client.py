@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.app.api import OUT, conversation, turn, user_texts
 from tests.app.browser_support import AppServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,46 +29,40 @@ def _client(server):
     return Client(server.url, verbose=False)
 
 
-OUT = ("emotion", "reply_text", "reply_audio", "reply_video", "emotion_note", "timings", "chat", "timeline", "sid",
-       "text_in", "audio_in", "video_in", "check_note", "correction")
-
-
 def _turn(client, sid, text, avatar="amara", audio=None):
-    from gradio_client import handle_file
-
-    result = client.predict(sid, avatar, text, handle_file(str(audio)) if audio else None, None, api_name="/turn")
-    return dict(zip(OUT, result))
+    return turn(client, sid, text, avatar=avatar, audio=audio)
 
 
 def test_turn_reload_restart_new_session_export(server, tmp_path):
     client = _client(server)
     first = _turn(client, None, "I failed my driving test again today.")
-    assert first["emotion"]["label"] == "sad" and "disappointed" in first["emotion_note"]
-    assert first["reply_text"] and Path(first["reply_audio"]).suffix == ".wav"
-    assert Path(first["reply_video"]).suffix == ".mp4" and Path(first["reply_video"]).stat().st_size > 1000
-    assert "total" in first["timings"] and first["text_in"] == ""
+    assert first["emotion"] == "sad" and first["details"]["label"] == "disappointed"
+    assert max(first["distribution"], key=first["distribution"].get) == "sad" and first["crisis"] is False
+    assert first["reply"] and Path(first["audio"]).suffix == ".wav"
+    assert Path(first["video"]).suffix == ".mp4" and Path(first["video"]).stat().st_size > 1000
+    assert {"heard", "understood", "spoken", "rendered"} <= set(first["timings"]) and first["details"]["turn"] == 1
     sid = first["sid"]
     assert sid.startswith("p1.") and len(sid.split(".")[2]) == 32  # the pass names the conversation
 
     second = _turn(_client(server), sid, "My sister called and we laughed for an hour.")  # a reloaded page
-    assert second["sid"] == sid and second["emotion"]["label"] == "happy"
-    texts = [m["content"][0].get("text") for m in second["chat"] if m["role"] == "user"]
-    assert texts == ["I failed my driving test again today.", "My sister called and we laughed for an hour."]
+    assert second["sid"] == sid and second["emotion"] == "happy" and second["details"]["turn"] == 2
+    assert user_texts(client, sid) == ["I failed my driving test again today.",
+                                       "My sister called and we laughed for an hour."]
 
     server.stop()
     server.start()  # same data dir, same port
     client = _client(server)
     third = _turn(client, sid, "Anyway, thanks for listening.")
-    assert third["sid"] == sid and sum(m["role"] == "user" for m in third["chat"]) == 3
+    assert third["sid"] == sid and len(conversation(client, sid)) == 3
 
     exported = client.predict(sid, api_name="/export")
     with zipfile.ZipFile(exported) as archive:
         assert len(json.loads(archive.read("session.json"))["turns"]) == 3
 
     fresh = client.predict(sid, "rosa", api_name="/new_session")
-    assert fresh[0] != sid and fresh[1] == []
-    assert fresh[0].split(".")[1] == sid.split(".")[1]  # a new conversation of the same browser
-    assert sid in {value for _label, value in fresh[3]["choices"]}  # which lists the old one
+    assert fresh != sid and conversation(client, fresh) == []
+    assert fresh.split(".")[1] == sid.split(".")[1]  # a new conversation of the same browser
+    assert sid in {c["sid"] for c in client.predict(fresh, api_name="/conversations")}  # which lists the old one
 
 
 def test_a_spoken_turn_is_transcribed(server, tmp_path):
@@ -76,10 +71,11 @@ def test_a_spoken_turn_is_transcribed(server, tmp_path):
 
     clip = EmbeddedSpeaker().synthesize("I failed my driving test again today.", emotion="neutral", intensity=0.0,
                                         voice=VoiceSettings(voice="joe"), out_path=tmp_path / "me.wav")
-    out = _turn(_client(server), None, "", avatar="kofi", audio=clip.wav_path)
-    user = [m for m in out["chat"] if m["role"] == "user"][0]["content"][0]["text"]
-    assert "driving test" in user.lower() and user.startswith("🎙")
-    assert out["emotion"]["label"] == "sad"
+    client = _client(server)
+    out = _turn(client, None, "", avatar="kofi", audio=clip.wav_path)
+    (heard,) = conversation(client, out["sid"])
+    assert "driving test" in heard["user_text"].lower() and heard["input"] == "audio"
+    assert out["emotion"] == "sad"
 
 
 def test_errors_reach_the_client_and_lose_nothing(server):
@@ -92,7 +88,7 @@ def test_errors_reach_the_client_and_lose_nothing(server):
     with pytest.raises(AppError, match="unknown avatar 'bob'"):
         _turn(client, ok["sid"], "Hi.", avatar="bob")
     again = _turn(client, ok["sid"], "Still here.")
-    assert sum(m["role"] == "user" for m in again["chat"]) == 2
+    assert again["details"]["turn"] == 2 and user_texts(client, ok["sid"]) == ["Hello there.", "Still here."]
 
 
 def test_a_custom_avatar_from_the_page_persists(server, tmp_path):
@@ -106,17 +102,15 @@ def test_a_custom_avatar_from_the_page_persists(server, tmp_path):
         "Thank you for listening.", emotion="neutral", intensity=0.0, voice=VoiceSettings(voice="joe"),
         out_path=tmp_path / "sample.wav")
     client, other = _client(server), _client(server)
-    sid = client.predict(None, "amara", api_name="/new_session")[0]
+    sid = client.predict(None, "amara", api_name="/new_session")
     voice = _upload(server, sample.wav_path)
-    note, gallery, update, portrait_after, voice_after = client.predict(
+    chosen, note = client.predict(
         "Sam", "young", None, handle_file(str(ROOT / "avatars/kofi/portrait.png")),
         {"path": voice, "meta": {"_type": "gradio.FileData"}}, True, sid, api_name="/create_avatar")
-    chosen = update["value"]  # the avatar dropdown now shows the new avatar
     assert "Created **Sam**" in note and "male" in note and chosen.startswith("sam-")
-    assert (portrait_after, voice_after) == (None, None)  # the form is cleared
-    assert "Sam · young male" in _captions(gallery)
+    assert {"id": chosen, "name": "Sam", "age": "young", "gender": "male"} in client.predict(sid, api_name="/avatars")
     out = _turn(client, sid, "I failed my driving test again today.", avatar=chosen)
-    assert Path(out["reply_video"]).stat().st_size > 1000
+    assert Path(out["video"]).stat().st_size > 1000
     assert (server.data / "avatars" / chosen / "reference.wav").is_file()
     # the voice sample is kept for cloning, never served: its upload is gone from Gradio's folder
     assert not Path(voice).exists() and _fetch(server, voice).status_code == 403
@@ -127,7 +121,8 @@ def test_a_custom_avatar_from_the_page_persists(server, tmp_path):
     with pytest.raises(AppError, match="unknown avatar") as refused:
         _turn(other, None, "Hello.", avatar=chosen)
     assert chosen not in str(refused.value)[str(refused.value).index("choose from"):]
-    other_sid = other.predict(None, "amara", api_name="/new_session")[0]
+    other_sid = other.predict(None, "amara", api_name="/new_session")
+    assert chosen not in {a["id"] for a in other.predict(other_sid, api_name="/avatars")}
     with pytest.raises(AppError, match="only the avatars you made"):
         other.predict(other_sid, chosen, api_name="/delete_avatar")
     with pytest.raises(AppError, match="needs the pass"):
@@ -144,15 +139,9 @@ def test_a_custom_avatar_from_the_page_persists(server, tmp_path):
                        handle_file(str(short.wav_path)), True, sid, api_name="/create_avatar")
 
     # its maker deletes it: portrait, voice sample and profile go, and the conversation talks to Amara again
-    note, gallery, update = client.predict(sid, chosen, api_name="/delete_avatar")
-    assert "Deleted" in note and update["value"] == "amara" and not (server.data / "avatars" / chosen).exists()
-    assert "Sam · young male" not in _captions(gallery)
-
-
-def _captions(gallery) -> set[str]:
-    """The captions of a gallery as the client gets it (an update holding a list of items)."""
-    items = gallery.get("value", gallery) if isinstance(gallery, dict) else gallery
-    return {item.get("caption") if isinstance(item, dict) else item[1] for item in items}
+    note = client.predict(sid, chosen, api_name="/delete_avatar")
+    assert "Deleted" in note and not (server.data / "avatars" / chosen).exists()
+    assert chosen not in {a["id"] for a in client.predict(sid, api_name="/avatars")}
 
 
 # -- privacy: two visitors without logins -----------------------------------------------------------
@@ -189,12 +178,13 @@ def test_two_visitors_never_reach_each_others_conversations(server):
     a, b = _client(server), _client(server)
     secret_text = "My PIN is 4821 and I am scared my ex will find my new address."
     pass_a = _turn(a, None, secret_text)["sid"]
-    fresh = b.predict(None, "amara", api_name="/new_session")
-    pass_b, listed_b = fresh[0], fresh[3]["choices"]
+    pass_b = b.predict(None, "amara", api_name="/new_session")
+    listed_b = b.predict(pass_b, api_name="/conversations")
     assert pass_b.split(".")[1] != pass_a.split(".")[1]  # another browser
-    assert [value for _label, value in listed_b] == [pass_b]  # B lists its own, nothing of A's
+    assert [c["sid"] for c in listed_b] == [pass_b]  # B lists its own, nothing of A's
     assert "PIN" not in str(listed_b)
-    assert pass_a in {value for _label, value in a.predict(pass_a, "amara", api_name="/new_session")[3]["choices"]}
+    a.predict(pass_a, "amara", api_name="/new_session")
+    assert pass_a in {c["sid"] for c in a.predict(pass_a, api_name="/conversations")}
 
     calls = {"resume": lambda p: b.predict(p, api_name="/resume"),
              "export": lambda p: b.predict(p, api_name="/export"),
@@ -209,8 +199,7 @@ def test_two_visitors_never_reach_each_others_conversations(server):
 
     # A's conversation is whole, and A alone still opens it
     resumed = a.predict(pass_a, api_name="/resume")
-    assert resumed[0] == pass_a
-    assert [m["content"][0]["text"] for m in resumed[2] if m["role"] == "user"] == [secret_text]
+    assert resumed[0] == pass_a and [t["user_text"] for t in resumed[2]] == [secret_text]
 
 
 def test_media_is_served_under_unguessable_names_and_goes_with_the_conversation(server, tmp_path):
@@ -229,8 +218,8 @@ def test_media_is_served_under_unguessable_names_and_goes_with_the_conversation(
     stored = next((server.data / "media" / sid).iterdir())  # the turn's folder in the data dir
     assert (stored / "user_audio.wav").is_file()
     assert _fetch(server, upload).status_code == 403  # the recording left Gradio's folder once stored
-    urls = [out["reply_audio"]["path"], out["reply_video"]["path"]] + [
-        part["file"]["path"] for m in out["chat"] for part in m["content"] if part.get("type") == "file"]
+    urls = [out["audio"]["path"], out["video"]["path"]] + [
+        t[key] for t in raw.predict(out["sid"], api_name="/resume")[2] for key in ("audio", "video")]
     for path in urls:
         assert "/e3rg/" in path and sid not in path and stored.name not in path  # nothing names the conversation
         assert _fetch(server, path).status_code == 200

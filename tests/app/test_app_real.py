@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.browser_support import free_port
-from tests.app.test_app_client import OUT
+from tests.app.api import OUT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,10 +38,10 @@ def test_python_app_py_answers_a_text_turn(tmp_path):
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         out = dict(zip(OUT, client.predict(None, "amara", "I failed my driving test again today.", None, None,
                                            api_name="/turn")))
-        assert out["emotion"]["label"] in ("sad", "angry", "fear", "disgusted", "contempt")  # not a happy guess
-        assert len(out["reply_text"].split()) >= 3
-        assert Path(out["reply_audio"]).stat().st_size > 10_000
-        assert Path(out["reply_video"]).stat().st_size > 10_000
+        assert out["emotion"] in ("sad", "angry", "fear", "disgusted", "contempt")  # not a happy guess
+        assert len(out["reply"].split()) >= 3
+        assert Path(out["audio"]).stat().st_size > 10_000
+        assert Path(out["video"]).stat().st_size > 10_000
         assert (tmp_path / "data" / "sessions.sqlite3").is_file()
     finally:
         proc.terminate()

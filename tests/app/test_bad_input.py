@@ -15,6 +15,7 @@ import pytest
 from e3rg_core.errors import InputError
 from e3rg_core.understanding.prompts import SYSTEM
 from e3rg_core.ui.service import Committed
+from tests.app.api import OUT, conversation
 from tests.app.browser_support import AppServer
 from tests.app.serve import build
 from tests.bad_inputs import CASE_NAMES, CONTROL, INJECTION, make_corpus
@@ -105,8 +106,6 @@ def test_a_bad_portrait_creates_nothing(service, corpus, name):
 
 # -- over HTTP ----------------------------------------------------------------------------------
 
-OUT = ("emotion", "reply_text", "reply_audio", "reply_video", "emotion_note", "timings", "chat", "timeline", "sid",
-       "text_in", "audio_in", "video_in", "check_note", "correction")
 #: one of each way to fail: an empty file, a corrupt one, a wrong container, the length limit, text, an id
 HTTP_CASES = ("zero-byte .wav", "truncated mp4", "png named .mp4", "10-minute clip", "100,000 characters",
               "avatar id '../../etc/passwd'")
@@ -128,10 +127,6 @@ def _turn(client, sid, *, text="", avatar="amara", audio=None, video=None):
     return dict(zip(OUT, result))
 
 
-def _n_user(out) -> int:
-    return sum(m["role"] == "user" for m in out["chat"])
-
-
 def test_bad_input_over_http(server, corpus):
     from gradio_client import Client
     from gradio_client.exceptions import AppError
@@ -149,7 +144,7 @@ def test_bad_input_over_http(server, corpus):
         assert server.proc.poll() is None, name
         after = _turn(client, sid, text="I failed my driving test again today.")  # the server still answers
         n_turns += 1
-        assert after["sid"] == sid and _n_user(after) == n_turns, name  # nothing lost, nothing half-added
+        assert after["sid"] == sid and len(conversation(client, sid)) == n_turns, name  # nothing lost or half-added
 
     # a file uploaded under a hostile name is only a file: the turn runs, nothing lands outside its folders
     import httpx
@@ -164,7 +159,7 @@ def test_bad_input_over_http(server, corpus):
     uploaded = response.json()[0]
     assert ".." not in Path(uploaded).name and "/x.wav" in uploaded.replace("\\", "/")
     out = _turn(client, sid, audio={"path": uploaded, "meta": {"_type": "gradio.FileData"}})
-    assert out["sid"] == sid and _n_user(out) == n_turns + 1
+    assert out["sid"] == sid and len(conversation(client, sid)) == n_turns + 1
     assert {p for p in watched if p.exists()} == existed
     assert all(p.resolve().is_relative_to(server.data.resolve()) for p in server.data.rglob("*"))
     assert server.proc.poll() is None

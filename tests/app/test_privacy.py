@@ -13,14 +13,13 @@ import shutil
 import httpx
 import pytest
 
+from tests.app.api import turn, user_texts
 from tests.app.browser_support import AppServer
 
 pytest.importorskip("gradio_client")
 
 USERS = {"ann": "pw-of-ann", "bob": "pw-of-bob"}
 SECRET_TEXT = "My PIN is 4821 and I am scared my ex will find my new address."
-OUT = ("emotion", "reply_text", "reply_audio", "reply_video", "emotion_note", "timings", "chat", "timeline", "sid",
-       "text_in", "audio_in", "video_in", "check_note", "correction")
 MS = 1000
 
 
@@ -46,20 +45,16 @@ def _client(server, user, **kwargs):
 
 
 def _turn(client, sid, text):
-    return dict(zip(OUT, client.predict(sid, "amara", text, None, None, api_name="/turn")))
-
-
-def _user_texts(chat) -> list[str]:
-    return [part["text"] for m in chat if m["role"] == "user" for part in m["content"] if part.get("type") == "text"]
+    return turn(client, sid, text)
 
 
 def test_another_users_pass_opens_nothing_of_theirs(server, ann_pass):
     from gradio_client.exceptions import AppError
 
     bob = _client(server, "bob")
-    fresh = bob.predict(None, "amara", api_name="/new_session")
-    bob_pass, listed = fresh[0], fresh[3]["choices"]
-    assert [value for _label, value in listed] == [bob_pass] and "PIN" not in str(listed)
+    bob_pass = bob.predict(None, "amara", api_name="/new_session")
+    listed = bob.predict(bob_pass, api_name="/conversations")
+    assert [c["sid"] for c in listed] == [bob_pass] and "PIN" not in str(listed)
 
     # Bob holds Ann's real pass: resume, export, delete and redo refuse it ...
     for call in (lambda: bob.predict(ann_pass, api_name="/resume"), lambda: bob.predict(ann_pass, api_name="/export"),
@@ -69,7 +64,8 @@ def test_another_users_pass_opens_nothing_of_theirs(server, ann_pass):
             call()
     # ... and a turn with it goes into a new conversation of Bob's, not into Ann's
     out = _turn(bob, ann_pass, "What did she tell you?")
-    assert out["sid"].split(".")[2] != ann_pass.split(".")[2] and _user_texts(out["chat"]) == ["What did she tell you?"]
+    assert out["sid"].split(".")[2] != ann_pass.split(".")[2]
+    assert user_texts(bob, out["sid"]) == ["What did she tell you?"]
     # a forged or altered pass is refused outright
     _, browser, sid, mac = ann_pass.split(".")
     _, bob_browser, _, bob_mac = bob_pass.split(".")
@@ -79,12 +75,12 @@ def test_another_users_pass_opens_nothing_of_theirs(server, ann_pass):
 
     # Ann's conversation is whole, from any of her clients
     resumed = _client(server, "ann").predict(ann_pass, api_name="/resume")
-    assert _user_texts(resumed[2]) == [SECRET_TEXT]
+    assert [t["user_text"] for t in resumed[2]] == [SECRET_TEXT]
 
 
 def test_nothing_is_served_without_a_login(server, ann_pass):
     raw = _client(server, "ann", download_files=False)
-    video = raw.predict(ann_pass, api_name="/resume")[2][-1]["content"][0]["file"]["path"]
+    video = raw.predict(ann_pass, api_name="/resume")[2][-1]["video"]
     assert httpx.get(f"{server.url}gradio_api/file={video}", timeout=30).status_code in (401, 403)
     with httpx.Client(base_url=server.url, timeout=30) as http:
         assert http.post("login", data={"username": "ann", "password": USERS["ann"]}).status_code == 200

@@ -337,3 +337,28 @@ def test_the_rater_id_comes_from_the_login_or_the_link():
     with pytest.raises(InputError, match=r"\?rater="):
         RaterService.rater_of(request())
     assert md_text("<b>*hi*</b> [x](y)") == r"&lt;b&gt;\*hi\*&lt;/b&gt; \[x\]\(y\)"
+
+
+def test_the_raters_handlers_without_a_browser(tmp_path):
+    """Consent, trials in order, play before rating, done: ``RaterService`` called directly."""
+    from e3rg_core.errors import InputError
+    from e3rg_core.rating import RatingStore, load_study
+    from e3rg_core.ui.rater import ConsentLog, RaterService
+
+    study = load_study(make_study(tmp_path / "study"))
+    service = RaterService(study, RatingStore(tmp_path / "r.sqlite3", study),
+                           ConsentLog(tmp_path / "consent.jsonl", study.consent), tmp_path / "media", ())
+    assert service.page("p01").state == "consent"
+    with pytest.raises(InputError, match="consent form first"):
+        service.play("p01", 1, "A", "video")
+    page = service.agree("p01")
+    assert page.state == "trial" and page.trial.position == 1 and service.page("p01").trial == page.trial
+    with pytest.raises(InputError, match="play the video before rating"):
+        service.submit("p01", 1, [[4] * len(study.criteria)] * len(page.trial.panels), ["none"] * len(page.trial.pairs))
+    for position in range(1, page.trial.n_trials + 1):
+        trial = service.page("p01").trial
+        for panel in trial.panels:
+            service.play("p01", position, panel.label, "video")
+        expect = [2] * len(study.criteria) if trial.instruction else [4] * len(study.criteria)
+        service.submit("p01", position, [expect] * len(trial.panels), ["none"] * len(trial.pairs))
+    assert service.page("p01").state == "done" and service.page("p02").state == "consent"

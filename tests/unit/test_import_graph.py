@@ -124,3 +124,21 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_e3rg_core_has_no_import_cycle():
     assert cycles(import_graph()) == []
+
+
+def test_the_page_is_small_functions():
+    """``e3rg_core/ui`` lays the page out and wires plain handlers: no function there is over 80 lines."""
+    long = []
+    for path in sorted((ROOT / "ui").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
+                long.append(f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)")
+    assert not long, long
+
+
+def test_only_the_ui_imports_gradio():
+    importers = {name for name, path in _modules().items()
+                 if any(isinstance(n, (ast.Import, ast.ImportFrom)) and "gradio" in ast.unparse(n).split()[1]
+                        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))}
+    assert importers and all(name.startswith("e3rg_core.ui.") for name in importers), sorted(importers)
+    assert "e3rg_core.ui.handlers" not in importers  # the handlers are plain functions of plain values
