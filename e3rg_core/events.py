@@ -39,6 +39,8 @@ class TurnRequest:
     history: tuple[Utterance, ...] = ()
     emotion: str | None = None  # the user's correction of the predicted emotion, e.g. "tired"
     context: str = ""  # the situation, when known (AvaMERG's dialogue context)
+    #: the recording's words, already recognised while the person spoke (hands-free: e3rg_core.live)
+    transcript: Transcript | None = None
 
 
 @dataclass(frozen=True)

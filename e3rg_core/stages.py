@@ -201,7 +201,7 @@ class Stages:
         with self.locked(Stage.HEARD):
             perception = self.perceiver.perceive(
                 audio_path=request.audio_path, video_path=request.video_path, workdir=Path(workdir),
-                max_seconds=float(self.config.ui.max_recording_s))
+                max_seconds=float(self.config.ui.max_recording_s), transcript=request.transcript)
         transcript = perception.transcript
         if text:
             note = "typed text used" + ("; the recording was heard too" if transcript.text else "")

@@ -19,10 +19,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from e3rg_core.emotions import CANDIDATES, COARSE, coarse_of
 from e3rg_core.types import EmotionVote
+
+if TYPE_CHECKING:
+    from e3rg_core.perception.asr import Transcript
 
 logger = logging.getLogger(__name__)
 
@@ -136,8 +139,12 @@ class Perceiver:
             return self._face
 
     def perceive(self, *, audio_path: Path | None, video_path: Path | None, workdir: Path,
-                 max_seconds: float) -> Perception:
-        """Read a microphone clip and/or a webcam video. Unreadable media raise ``InputError``."""
+                 max_seconds: float, transcript: Transcript | None = None) -> Perception:
+        """Read a microphone clip and/or a webcam video. Unreadable media raise ``InputError``.
+
+        ``transcript``: the clip's words when they were recognised already (while the person spoke,
+        ``e3rg_core.live``); Whisper is then not run again, and the voice is read as usual.
+        """
         from e3rg_core.perception.asr import extract_audio
 
         from concurrent.futures import ThreadPoolExecutor
@@ -147,7 +154,8 @@ class Perceiver:
         timings: dict[str, float] = {}
         notes: list[str] = []
         reader = self.face_reader() if p.face and video_path is not None else None
-        transcriber = self.transcriber()
+        transcriber = self.transcriber() if transcript is None else None
+        heard = transcript
 
         encoded = threading.Event()  # Whisper's encoder has run, or the sound could not be read
         refused = threading.Event()
@@ -173,7 +181,7 @@ class Perceiver:
                 wav = extract_audio(Path(recording), Path(workdir) / "user_16k.wav", max_seconds=max_seconds)
                 timings["audio"] = time.perf_counter() - start
                 start = time.perf_counter()
-                transcript = transcriber.transcribe(wav, encoded=encoded)
+                transcript = heard if transcriber is None else transcriber.transcribe(wav, encoded=encoded)
                 timings["asr"] = time.perf_counter() - start
             except BaseException:
                 refused.set()

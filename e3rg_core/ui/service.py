@@ -12,6 +12,7 @@ see (``e3rg_core.memory.ownership``); ``""`` is an owner like any other, not "ev
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import tempfile
@@ -19,18 +20,22 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from e3rg_core.config import Config
 from e3rg_core.errors import InputError
-from e3rg_core.events import RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnRequest
+from e3rg_core.events import EmotionDecided, RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnRequest
+from e3rg_core.live.control import Interruption, Reply
 from e3rg_core.memory import AvatarLibrary, Profile
 from e3rg_core.memory.ownership import delete_own, may_use, visible_profiles
 from e3rg_core.memory.profiles import check_avatar_id
 from e3rg_core.pipeline import Pipeline
 from e3rg_core.sessions import Session, SessionInfo, SessionStore, StoredTurn, TurnRecord
-from e3rg_core.types import Stage
+from e3rg_core.types import Decision, Stage, Understanding
 from e3rg_core.ui.access import NOT_YOURS
+
+if TYPE_CHECKING:
+    from e3rg_core.perception.asr import Transcript
 
 logger = logging.getLogger(__name__)
 
@@ -147,18 +152,22 @@ class ChatService:
     # -- turns ----------------------------------------------------------------------------------
     def turn(self, session_id: str, *, avatar_id: str | None = None, text: str = "",
              audio_path: str | Path | None = None, video_path: str | Path | None = None,
-             owner: str = "", stream: bool = False) -> Iterator[Any]:
+             owner: str = "", stream: bool = False, transcript: Transcript | None = None,
+             reply: Reply | None = None) -> Iterator[Any]:
         """Run a turn; yield each stage's result, then ``Committed`` once it is stored.
 
         With ``stream`` the turn is streamed (``Pipeline.stream``): the emotion, then each spoken and
         rendered piece of the reply come first (``e3rg_core.streaming``), then the same stage results.
+        ``transcript``: the recording's words, recognised already (hands-free). ``reply``: the
+        conversation's cancel token (``e3rg_core.live.TurnControl``); once it is cancelled the turn
+        stops and is stored with what had been said (``details["interrupted"]``).
         """
         session = self.session(session_id, owner=owner)
         avatar = self.avatar(avatar_id or session.info.avatar_id, owner=owner)
         request = TurnRequest(text=text or "", audio_path=Path(audio_path) if audio_path else None,
                               video_path=Path(video_path) if video_path else None, avatar_id=avatar.id,
-                              history=self.store.history(session_id))
-        yield from self._run(session, request, replace=False, stream=stream)
+                              history=self.store.history(session_id), transcript=transcript)
+        yield from self._run(session, request, replace=False, stream=stream, reply=reply)
 
     def regenerate(self, session_id: str, emotion: str, *, avatar_id: str | None = None,
                    owner: str = "", stream: bool = False) -> Iterator[Any]:
@@ -176,74 +185,113 @@ class ChatService:
         yield from self._run(session, request, replace=True, kind=last.record.input_kind,
                              user_media={k: v for k, v in last.media.items() if k.startswith("user_")}, stream=stream)
 
+    def interrupted(self, session_id: str, turn_id: str, cut: Interruption, *, owner: str = "") -> StoredTurn | None:
+        """The stored turn ``turn_id`` was cut short while it played: keep only what had been said.
+
+        Its reply text becomes the words heard by then, its voice is cut there and its video is
+        dropped (it showed words never said); ``details["interrupted"]`` says where. Nothing happens
+        (None) when ``turn_id`` is no longer the conversation's last turn.
+        """
+        session = self.session(session_id, owner=owner)
+        if not session.turns or session.turns[-1].id != turn_id or "interrupted" in session.turns[-1].record.details:
+            return None
+        last = session.turns[-1]
+        workdir = self.work_root / uuid.uuid4().hex
+        try:
+            media = {k: v for k, v in last.media.items() if k != "reply_video"}
+            if "reply_audio" in media:
+                media["reply_audio"] = _cut_wav(Path(media["reply_audio"]), cut.at_s, workdir / "reply_cut.wav")
+            details = {**last.record.details, "interrupted": _cut_details(cut)}
+            record = dataclasses.replace(last.record, reply_text=cut.part.spoken, details=details)
+            return self.store.replace_last_turn(session_id, record, media)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
     def _run(self, session: Session, request: TurnRequest, *, replace: bool, kind: str | None = None,
-             user_media: dict[str, Path] | None = None, stream: bool = False) -> Iterator[Any]:
+             user_media: dict[str, Path] | None = None, stream: bool = False,
+             reply: Reply | None = None) -> Iterator[Any]:
         workdir = self.work_root / uuid.uuid4().hex
         try:
             values: dict[str, Any] = {}
             timings: dict[str, float] = {}
             steps = self.pipeline.stream(request, workdir) if stream else self.pipeline.run(request, workdir)
             firsts: dict[str, float] = {}
+            pieces: list[SpokenPiece] = []
+            decision = None
             for step in steps:
                 if isinstance(step, StageResult):
                     values[step.stage], timings[step.stage] = step.value, round(step.seconds, 3)
                 elif isinstance(step, (SpokenPiece, RenderedPiece)) and step.index == 0:
                     firsts["first_audio_s" if isinstance(step, SpokenPiece) else "first_video_s"] = round(step.at_s, 3)
+                if isinstance(step, EmotionDecided):
+                    decision = step.decision
+                elif isinstance(step, SpokenPiece):
+                    pieces.append(step)
+                    if reply is not None:
+                        reply.add_piece(step.text, step.speech.duration_s)
                 yield step
-            heard, understanding = values[Stage.HEARD], values[Stage.UNDERSTOOD]
-            speech, video = values[Stage.SPOKEN], values[Stage.RENDERED]
-            failures = {k: v.message for k, v in values.items() if isinstance(v, StageFailure)}
-            media = dict(user_media or {})
-            if request.audio_path:
-                media["user_audio"] = request.audio_path
-            if request.video_path:
-                media["user_video"] = request.video_path
-            media["reply_audio"] = speech.wav_path
-            if not isinstance(video, StageFailure):
-                media["reply_video"] = video.mp4_path
-            details: dict[str, Any] = {
-                "votes": [v.as_dict() for v in understanding.votes],
-                "distribution": dict(sorted(understanding.distribution.items(), key=lambda kv: -kv[1])[:5]),
-                "coarse_distribution": dict(understanding.coarse_distribution),
-                "crisis": understanding.crisis,
-                "risk": understanding.risk.as_dict(),
-                **({"guarded": list(understanding.guarded)} if understanding.guarded else {}),
-                "voice": speech.voice,
-                "heard_note": heard.note,
-            }
-            perception = heard.perception
-            if perception is not None:
-                t = perception.transcript
-                details["transcript"] = {"text": t.text, "words": len(t.words), "duration_s": t.duration_s,
-                                         "note": t.note}
-                details["cues"] = perception.cues
-                details["perception_notes"] = list(perception.notes)
-                if perception.face_used():
-                    details["face"] = {"top": perception.face.top,
-                                       "distribution": {k: round(v, 4) for k, v in perception.face.distribution.items()}}
-                if perception.voice_used():
-                    v = perception.voice
-                    details["voice"] = {"arousal": round(v.arousal, 3), "cues": v.cues,
-                                        "f0_median_hz": round(v.f0_median_hz, 1), "speaking_rate": round(v.speaking_rate, 2)}
-            checked = values.get(Stage.CHECKED)
-            if checked is not None and not isinstance(checked, StageFailure):
-                details["consistency"] = checked.as_dict()
-                details["consistency_summary"] = checked.summary()
-            if failures:
-                details["failures"] = failures
-            if stream:
-                details["streamed"] = firsts
-            record = TurnRecord(
-                user_text=heard.text, input_kind=kind or heard.input_kind, user_emotion=understanding.emotion,
-                user_coarse=understanding.coarse, confidence=min(1.0, float(understanding.confidence)),
-                emotion_source="corrected" if request.emotion else "predicted", reply_text=understanding.reply,
-                reply_emotion=understanding.reply_emotion, reply_intensity=understanding.reply_intensity,
-                avatar_id=request.avatar_id or session.info.avatar_id, timings_s=timings, details=details)
-            store = self.store.replace_last_turn if replace else self.store.add_turn
-            stored = store(session.info.id, record, media)
-            yield Committed(session=self.store.get(session.info.id).info, turn=stored)
+                if reply is not None and reply.cancelled and Stage.UNDERSTOOD not in values:
+                    steps.close()  # stops the LLM, the speech and the video after the piece they are on
+                    yield self._commit_cut(session, request, values[Stage.HEARD], decision, pieces,
+                                           reply.interruption, timings, workdir, replace=replace, kind=kind,
+                                           user_media=user_media)
+                    return
+            yield self._commit(session, request, values, timings, firsts if stream else None, replace=replace,
+                               kind=kind, user_media=user_media)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+
+    def _commit(self, session: Session, request: TurnRequest, values: dict[Any, Any], timings: dict[str, float],
+                streamed: dict[str, float] | None, *, replace: bool, kind: str | None,
+                user_media: dict[str, Path] | None) -> Committed:
+        heard, understanding = values[Stage.HEARD], values[Stage.UNDERSTOOD]
+        speech, video = values[Stage.SPOKEN], values[Stage.RENDERED]
+        media = _user_media(request, user_media)
+        media["reply_audio"] = speech.wav_path
+        if not isinstance(video, StageFailure):
+            media["reply_video"] = video.mp4_path
+        details = _details(heard, understanding, speech.voice)
+        checked = values.get(Stage.CHECKED)
+        if checked is not None and not isinstance(checked, StageFailure):
+            details["consistency"] = checked.as_dict()
+            details["consistency_summary"] = checked.summary()
+        failures = {k: v.message for k, v in values.items() if isinstance(v, StageFailure)}
+        if failures:
+            details["failures"] = failures
+        if streamed is not None:
+            details["streamed"] = streamed
+        return self._store(session, request, heard, understanding, timings, details, media, replace=replace,
+                           kind=kind)
+
+    def _commit_cut(self, session: Session, request: TurnRequest, heard: Any, decision: Decision | None,
+                    pieces: list[SpokenPiece], cut: Interruption | None, timings: dict[str, float], workdir: Path,
+                    *, replace: bool, kind: str | None, user_media: dict[str, Path] | None) -> Committed:
+        """A turn cut short while its reply was being made: stored with what had been said by then."""
+        if decision is None:
+            raise InputError("the reply was interrupted before it began; nothing was stored")
+        said = cut.part.spoken if cut is not None else " ".join(p.text for p in pieces)
+        understanding = Understanding.of(decision, said, timings_s=decision.timings_s)
+        media = _user_media(request, user_media)
+        if pieces:
+            media["reply_audio"] = _join_wavs([p.speech.wav_path for p in pieces], Path(workdir) / "reply_cut.wav",
+                                              until_s=cut.at_s if cut is not None else None)
+        details = _details(heard, understanding, pieces[0].speech.voice if pieces else "")
+        details["interrupted"] = _cut_details(cut) if cut is not None else {"at_s": None, "unspoken": ""}
+        return self._store(session, request, heard, understanding, timings, details, media, replace=replace,
+                           kind=kind)
+
+    def _store(self, session: Session, request: TurnRequest, heard: Any, understanding: Understanding,
+               timings: dict[str, float], details: dict[str, Any], media: dict[str, Path], *, replace: bool,
+               kind: str | None) -> Committed:
+        record = TurnRecord(
+            user_text=heard.text, input_kind=kind or heard.input_kind, user_emotion=understanding.emotion,
+            user_coarse=understanding.coarse, confidence=min(1.0, float(understanding.confidence)),
+            emotion_source="corrected" if request.emotion else "predicted", reply_text=understanding.reply,
+            reply_emotion=understanding.reply_emotion, reply_intensity=understanding.reply_intensity,
+            avatar_id=request.avatar_id or session.info.avatar_id, timings_s=timings, details=details)
+        store = self.store.replace_last_turn if replace else self.store.add_turn
+        stored = store(session.info.id, record, media)
+        return Committed(session=self.store.get(session.info.id).info, turn=stored)
 
     def close(self) -> None:
         self.store.close()
@@ -263,3 +311,64 @@ def _sweep_stale_work(base: Path) -> None:
             root.rmdir()  # only if empty; a live server recreates its folder when a turn starts
         except OSError:
             pass
+
+
+def _user_media(request: TurnRequest, user_media: dict[str, Path] | None) -> dict[str, Path]:
+    media = dict(user_media or {})
+    if request.audio_path:
+        media["user_audio"] = request.audio_path
+    if request.video_path:
+        media["user_video"] = request.video_path
+    return media
+
+
+def _details(heard: Any, understanding: Understanding, voice: str) -> dict[str, Any]:
+    """What a stored turn keeps beside its text: the votes, the risk, how the user came across."""
+    details: dict[str, Any] = {
+        "votes": [v.as_dict() for v in understanding.votes],
+        "distribution": dict(sorted(understanding.distribution.items(), key=lambda kv: -kv[1])[:5]),
+        "coarse_distribution": dict(understanding.coarse_distribution),
+        "crisis": understanding.crisis,
+        "risk": understanding.risk.as_dict(),
+        **({"guarded": list(understanding.guarded)} if understanding.guarded else {}),
+        "voice": voice,
+        "heard_note": heard.note,
+    }
+    perception = heard.perception
+    if perception is not None:
+        t = perception.transcript
+        details["transcript"] = {"text": t.text, "words": len(t.words), "duration_s": t.duration_s, "note": t.note}
+        details["cues"] = perception.cues
+        details["perception_notes"] = list(perception.notes)
+        if perception.face_used():
+            details["face"] = {"top": perception.face.top,
+                               "distribution": {k: round(v, 4) for k, v in perception.face.distribution.items()}}
+        if perception.voice_used():
+            v = perception.voice
+            details["voice"] = {"arousal": round(v.arousal, 3), "cues": v.cues,
+                                "f0_median_hz": round(v.f0_median_hz, 1), "speaking_rate": round(v.speaking_rate, 2)}
+    return details
+
+
+def _cut_details(cut: Interruption) -> dict[str, Any]:
+    return {"at_s": round(cut.at_s, 3), "unspoken": cut.part.unspoken}
+
+
+def _join_wavs(paths: list[Path], out_path: Path, *, until_s: float | None = None) -> Path:
+    """The WAVs one after another (one rate), cut at ``until_s`` seconds when given."""
+    import numpy as np
+
+    from e3rg_core.media.audio import read_audio, write_wav
+
+    parts = [read_audio(Path(p)) for p in paths]
+    rate = parts[0].sample_rate_hz
+    samples = np.concatenate([p.samples for p in parts])
+    if until_s is not None:
+        samples = samples[: max(1, int(round(until_s * rate)))]
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    write_wav(out_path, samples, rate)
+    return out_path
+
+
+def _cut_wav(path: Path, until_s: float, out_path: Path) -> Path:
+    return _join_wavs([path], out_path, until_s=until_s)
