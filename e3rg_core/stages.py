@@ -38,6 +38,10 @@ logger = logging.getLogger(__name__)
 
 #: what an avatar says, neutrally, in the rendering its self-check reads as its neutral face
 NEUTRAL_FACE_TEXT = "Hello. I am listening; tell me what is on your mind today."
+#: the listening face: a silent clip that loops while the person speaks and the reply is prepared
+LISTENING_S = 4.0
+LISTENING_INTENSITY = {"neutral": 0.0}  # any other emotion: a brief, gentle expression of it
+LISTENING_OTHER_INTENSITY = 0.35
 
 #: per thread: seconds waited for model locks so far
 _WAIT = threading.local()
@@ -265,6 +269,40 @@ class Stages:
             return self.renderer().render(
                 speech, portrait=avatar.portrait, emotion=speech.emotion if emotion is None else emotion,
                 intensity=speech.intensity if intensity is None else intensity, out_path=out_path, start_s=start_s)
+
+    def listening_face(self, avatar_id: str | None, emotion: str = "neutral", *, render: bool = True) -> Path | None:
+        """The avatar listening (``LISTENING_S`` silent seconds: blinks, breathing, the idle sway), once
+        per avatar, portrait, emotion and video settings, then kept in the cache directory.
+
+        The page loops it while the person speaks and while the reply is prepared; once the person's
+        emotion is known, the clip of that emotion shows it gently. ``render=False``: None unless it
+        was made already (the turn never waits for it).
+        """
+        from e3rg_core.emotions import COARSE
+        from e3rg_core.media.audio import write_wav
+
+        if emotion not in COARSE:
+            raise InputError(f"unknown emotion {emotion!r} for the listening face; choose from {', '.join(COARSE)}")
+        avatar = self.avatar(avatar_id)
+        portrait = Path(avatar.portrait)
+        video = self.config.video
+        name = f"{avatar.id}-{emotion}-{portrait.stat().st_mtime_ns}-{video.backend}-{video.size_px}-{video.fps}.mp4"
+        out = self.config.cache_dir / "listening" / name
+        if out.is_file() or not render:
+            return out if out.is_file() else None
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="listening-", dir=out.parent) as tmp:
+            import numpy as np
+
+            rate = 16000
+            silence = Path(tmp) / "silence.wav"
+            write_wav(silence, np.zeros(int(LISTENING_S * rate), dtype=np.float32), rate)
+            intensity = LISTENING_INTENSITY.get(emotion, LISTENING_OTHER_INTENSITY)
+            speech = Speech(wav_path=silence, sample_rate_hz=rate, duration_s=LISTENING_S, text="", emotion=emotion,
+                            intensity=intensity, voice="silence")
+            clip = self.render(speech, avatar, Path(tmp) / "listening.mp4")
+            Path(clip.mp4_path).replace(out)
+        return out
 
     def neutral_face(self, avatar: Profile, workdir: Path) -> dict[str, float] | None:
         """How the expression model reads the avatar's own neutral face: the self-check's baseline.

@@ -26,9 +26,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import json
 import logging
 import os
 import secrets
+import tempfile
+import time
+import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -38,9 +42,11 @@ import gradio as gr
 from e3rg_core.config import Config
 from e3rg_core.emotions import CANDIDATES
 from e3rg_core.errors import E3rgError
+from e3rg_core.ui import scripts
 from e3rg_core.ui.access import Passes
 from e3rg_core.ui.handlers import PageHandlers, PageView, TurnResult, TurnView, last
 from e3rg_core.ui.launch import ensure_stream_tools, launch_settings
+from e3rg_core.ui.live import STATUS_TEXT, LiveRooms
 from e3rg_core.ui.served import SWEEP_EVERY_S, TTL_S, ServedFiles
 from e3rg_core.ui.service import ChatService
 from e3rg_core.understanding.safety import DEFAULT_RESOURCES
@@ -64,31 +70,9 @@ except ImportError:  # pragma: no cover - depends on the host
 CSS = """
 #emotion .output-class { font-size: 1.1rem; }
 #reply_text textarea { font-size: 1.05rem; }
+.e3rg-hidden { display: none !important; }
+#live_status { font-size: 1.15rem; font-weight: 600; }
 """
-
-#: Keeps the streamed face on the streamed voice. The voice starts first (its pieces are ready
-#: before their video); the face's pieces are silent, and whenever the voice's position lies in
-#: video already received, the face is moved there, so it joins in sync instead of lagging.
-LIVE_SYNC_JS = """
-() => {
-  setInterval(() => {
-    const voice = document.querySelector('#live_audio audio');
-    const face = document.querySelector('#live_video video');
-    if (!voice || !face) return;
-    face.muted = true;
-    if (voice.paused || voice.ended) return;
-    const t = voice.currentTime;
-    for (let i = 0; i < face.buffered.length; i++) {
-      if (face.buffered.start(i) <= t && t < face.buffered.end(i)) {
-        if (Math.abs(face.currentTime - t) > 0.2) face.currentTime = t;
-        if (face.paused) face.play().catch(() => {});
-        return;
-      }
-    }
-  }, 200);
-}
-"""
-
 
 def ui_secret(config: Config) -> str:
     """The configured secret, else one made once and kept in the data dir (so restarts keep sessions).
@@ -204,17 +188,21 @@ def build_app(config: Config, *, service: ChatService | None = None,
         w = _layout(handlers, passes, stream)
         _wire_page(demo, w, handlers)
         _wire_turns(w, handlers, stream)
+        if stream:  # hands-free talk needs the streamed voice (its player says where it is)
+            rooms = LiveRooms(Path(tempfile.gettempdir()) / "e3rg-live" / uuid.uuid4().hex[:12],
+                              lambda: service.pipeline.perceiver.transcriber().transcribe)
+            _wire_live(demo, w, handlers, rooms)
         _wire_sessions(w, handlers)
         _wire_avatars(w, handlers)
         _wire_api(w, handlers)
     demo.queue(max_size=config.ui.queue_size, default_concurrency_limit=1)
-    return demo, {**launch_settings(config), "css": CSS, **({"js": LIVE_SYNC_JS} if stream else {})}
+    return demo, {**launch_settings(config), "css": CSS, **({"js": scripts.page_js(STATUS_TEXT)} if stream else {})}
 
 
 # -- layout ---------------------------------------------------------------------------------------
 def _layout(handlers: PageHandlers, passes: Passes, stream: bool) -> Widgets:
     """Every component of the page (and the API's own inputs and outputs, never shown)."""
-    w = Widgets()
+    w = Widgets(stream=stream)
     # BrowserState sends its secret to every page: it gets a key that unlocks nothing on the server
     w.sid_store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=passes.storage_key)
     gr.Markdown("# e3rg: an empathetic talking avatar\nTell the avatar how your day went, by typing, "
@@ -262,6 +250,18 @@ def _talk_column(w: Widgets, handlers: PageHandlers) -> None:
                                placeholder="How are you feeling today?", elem_id="text_in")
     with gr.Tab("Microphone"):
         w.audio_in = gr.Audio(sources=["microphone", "upload"], type="filepath", label="Speak", elem_id="audio_in")
+    with gr.Tab("Hands-free", elem_id="handsfree_tab", visible=w.stream):
+        gr.Markdown("Press record once, then just talk: the avatar answers when you pause, and stops when "
+                    "you talk over it. Headphones help; the browser cancels most of the avatar's own voice.")
+        w.live_mic = gr.Audio(sources=["microphone"], streaming=True, type="numpy", label="Talk",
+                              elem_id="live_mic")
+        w.live_status = gr.HTML(STATUS_TEXT["off"], elem_id="live_status")
+        # set by the server (live_state) and the page's script (player_state); never shown
+        w.live_state = gr.Textbox("off", elem_id="live_state", elem_classes=["e3rg-hidden"], show_label=False)
+        w.player = gr.Textbox("{}", elem_id="player_state", elem_classes=["e3rg-hidden"], show_label=False)
+        w.heard = gr.Textbox("", elem_id="heard", elem_classes=["e3rg-hidden"], show_label=False)
+        w.barge = gr.Number(0, elem_id="barge", elem_classes=["e3rg-hidden"], show_label=False)
+        w.voice_piece = gr.Textbox("", elem_id="voice_piece", elem_classes=["e3rg-hidden"], show_label=False)
     with gr.Tab("Webcam"):
         # kept as recorded (WebM from Chromium): e3rg decodes it with its own ffmpeg
         w.video_in = gr.Video(sources=["webcam", "upload"], include_audio=True, label="Record yourself",
@@ -286,6 +286,9 @@ def _reply_column(w: Widgets, stream: bool) -> None:
                                 elem_id="live_audio", visible=stream)
         w.live_video = gr.Video(label="Avatar", streaming=True, autoplay=True, interactive=False,
                                 elem_id="live_video", visible=stream)
+        # hands-free: the avatar listening (blinks, breathing; the person's emotion once known)
+        w.listening_face = gr.Video(label="Avatar", autoplay=True, loop=True, interactive=False, buttons=[],
+                                    elem_id="listening_face", visible=stream)
         w.reply_audio = gr.Audio(label="Voice", type="filepath", interactive=False, autoplay=True,
                                  elem_id="reply_audio", visible=not stream)
         w.reply_video = gr.Video(label="Avatar", interactive=False, autoplay=True, elem_id="reply_video",
@@ -450,6 +453,94 @@ def _wire_turns(w: Widgets, h: PageHandlers, stream: bool) -> None:
     w.send.click(respond, inputs=turn_inputs, outputs=outputs, **heavy)
     w.text_in.submit(respond, inputs=turn_inputs, outputs=outputs, **heavy)
     w.redo.click(redo_turn, inputs=[w.sid_store, w.avatar, w.correction], outputs=outputs, **heavy)
+
+
+def _wire_live(demo: gr.Blocks, w: Widgets, h: PageHandlers, rooms: LiveRooms) -> None:
+    """Hands-free talk: the microphone streams, a pause ends the person's turn, talking over the reply cuts it."""
+    def key(request: gr.Request) -> str:
+        return str(getattr(request, "session_hash", "") or "")
+
+    @shown("Hands-free talk stopped")
+    def live_start(sid, avatar_id, request: gr.Request):
+        """The microphone opened: the room is ready and the avatar's listening face is shown."""
+        rooms.room(key(request)).changed("listening")
+        return "listening", h.listening_face(sid, avatar_id, login=_user(request))
+
+    w.live_mic.start_recording(live_start, inputs=[w.sid_store, w.avatar], outputs=[w.live_state, w.listening_face],
+                               api_visibility="private", concurrency_limit=None, show_progress="hidden")
+
+    @shown("Could not hear that")
+    def live_hear(chunk, player, sid, request: gr.Request):
+        """One piece of the microphone: listening, hearing, a finished utterance, or a barge-in."""
+        if chunk is None:
+            return gr.skip(), gr.skip(), gr.skip()
+        state = _player(player)
+        update = rooms.hear(key(request), chunk, playing=state[0], position_s=state[1])
+        if update.cut is not None and update.stored is not None:  # the reply was stored: cut it there
+            h.interrupted(sid, update.stored, update.cut, login=_user(request))
+        status = update.status if rooms.room(key(request)).changed(update.status) else gr.skip()
+        return (status, update.utterance if update.utterance else gr.skip(),
+                time.time() if update.barge_in is not None else gr.skip())
+
+    w.live_mic.stream(live_hear, inputs=[w.live_mic, w.player, w.sid_store], outputs=[w.live_state, w.heard, w.barge],
+                      stream_every=0.25, time_limit=None, concurrency_limit=None, concurrency_id="live",
+                      api_visibility="private", show_progress="hidden")
+    w.barge.change(None, inputs=[w.barge], outputs=None, js=scripts.PAUSE_JS)
+    w.voice_piece.change(None, inputs=[w.voice_piece], outputs=None, js=scripts.PIECE_JS)
+    w.live_mic.start_recording(None, inputs=None, outputs=None, js=scripts.START_JS)
+
+    @shown("Hands-free talk stopped")
+    def live_stop(request: gr.Request):
+        rooms.stop(key(request))
+        rooms.room(key(request)).changed("off")
+        return "off"
+
+    w.live_mic.stop_recording(live_stop, inputs=None, outputs=[w.live_state], api_visibility="private",
+                              concurrency_limit=None, show_progress="hidden")
+
+    @GPU(duration=120)
+    @shown()
+    def live_respond(sid, avatar_id, utterance_id, request: gr.Request):
+        """A hands-free turn: the utterance answered as a streamed turn; the listening face shows the emotion."""
+        if not utterance_id:
+            return
+        room, shown_emotion, turn = rooms.room(key(request)), False, uuid.uuid4().hex
+        for view in h.live_turn(sid, avatar_id, room, utterance_id, key=key(request), rooms=rooms,
+                                login=_user(request)):
+            out = _turn_update(w, view)
+            if w.live_audio in out:  # the page's own player sounds each piece at once (scripts.PAGE_JS)
+                out[w.voice_piece] = json.dumps({"path": out.pop(w.live_audio), "turn": turn})
+            if room.changed("thinking"):
+                out[w.live_state] = "thinking"
+            if view.emotion is not None and not shown_emotion:
+                shown_emotion = True
+                face = h.listening_face(sid, avatar_id, max(view.emotion, key=view.emotion.get),
+                                        login=_user(request), cached_only=True)
+                if face:
+                    out[w.listening_face] = face
+            yield out
+        room.changed("listening")
+        yield {w.live_state: "listening"}
+
+    outputs = [w.emotion, w.reply_text, w.reply_audio, w.reply_video, w.emotion_note, w.timings, w.chat, w.timeline,
+               w.sid_store, w.text_in, w.audio_in, w.video_in, w.check_note, w.correction, w.voice_piece, w.live_video,
+               w.live_state, w.listening_face]
+    w.heard.change(live_respond, inputs=[w.sid_store, w.avatar, w.heard], outputs=outputs, api_visibility="private",
+                   concurrency_limit=TURNS_IN_FLIGHT, concurrency_id=HEAVY, show_progress="hidden")
+    def live_close(request: gr.Request):
+        rooms.close(key(request))
+
+    demo.unload(live_close)
+
+
+def _player(value: Any) -> tuple[bool, float]:
+    """The page's word on its voice player: (playing, seconds into the reply); anything odd is (False, 0)."""
+    try:
+        state = json.loads(value) if isinstance(value, str) and value else {}
+        t = float(state.get("t", 0.0))
+        return bool(state.get("playing")) and t >= 0 and t == t, max(0.0, t) if t == t else 0.0
+    except (ValueError, TypeError, AttributeError):
+        return False, 0.0
 
 
 def _wire_sessions(w: Widgets, h: PageHandlers) -> None:

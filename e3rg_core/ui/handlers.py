@@ -12,9 +12,11 @@ errors into messages, and wires both to the page's events and the API's endpoint
 from __future__ import annotations
 
 import dataclasses
+import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from e3rg_core.config import Config
 from e3rg_core.errors import BackendFailed, E3rgError, InputError
@@ -24,6 +26,13 @@ from e3rg_core.ui import views
 from e3rg_core.ui.access import Caller, Passes
 from e3rg_core.ui.served import ServedFiles
 from e3rg_core.ui.service import ChatService, Committed
+
+if TYPE_CHECKING:
+    from e3rg_core.live import Interruption, Reply
+    from e3rg_core.perception.asr import Transcript
+    from e3rg_core.ui.live import LiveRooms, Room
+
+logger = logging.getLogger(__name__)
 
 #: a progress callback: ``progress(fraction, desc=...)``, as ``gr.Progress`` is called
 Progress = Callable[..., Any]
@@ -87,6 +96,8 @@ class Stored:
     chat: list[dict[str, Any]]
     timeline: list[dict[str, Any]]
     result: TurnResult
+    session_id: str = ""
+    turn_id: str = ""  # the stored turn (hands-free: an interruption while it plays cuts it)
 
 
 @dataclass(frozen=True)
@@ -189,6 +200,7 @@ class PageHandlers:
             turns.append({"turn": turn.index + 1, "user_text": r.user_text, "input": r.input_kind,
                           "emotion": r.user_coarse, "label": r.user_emotion, "source": r.emotion_source,
                           "reply": r.reply_text, "avatar": r.avatar_id, "risk": _risk(r.details),
+                          "interrupted": isinstance(r.details, Mapping) and "interrupted" in r.details,
                           "audio": self._serve(sid, media.get("reply_audio")),
                           "video": self._serve(sid, media.get("reply_video"))})
         return turns
@@ -303,19 +315,64 @@ class PageHandlers:
 
     # -- turns ----------------------------------------------------------------------------------
     def turn(self, token: Any, avatar_id: str | None, text: str | None, audio: str | None, video: str | None, *,
-             login: str = "", stream: bool = False, progress: Progress = _no_progress) -> Iterator[TurnView]:
+             login: str = "", stream: bool = False, progress: Progress = _no_progress,
+             transcript: Transcript | None = None, reply: Reply | None = None) -> Iterator[TurnView]:
         """One turn: the emotion and reply first, then the voice, then the face; stored at the end.
 
         No pass (a first API call) is a new browser; a conversation that is gone, or not the
         caller's, gives way to a new one of theirs. ``stream``: the voice starts with the reply's
-        first sentence and the face follows (``e3rg_core.streaming``).
+        first sentence and the face follows (``e3rg_core.streaming``). ``transcript`` and ``reply``:
+        a hands-free turn's words, recognised already, and its cancel token (``ChatService.turn``).
         """
         caller, sid = self.passes.open(token, login=login)
         session = self.service.open_session(sid, owner=caller.owner, avatar_id=avatar_id)
         progress(0.05, desc="listening")
         events = self.service.turn(session.info.id, avatar_id=avatar_id, text=text or "", audio_path=audio,
-                                   video_path=video, owner=caller.owner, stream=stream)
+                                   video_path=video, owner=caller.owner, stream=stream, transcript=transcript,
+                                   reply=reply)
         yield from self._paint(_progressed(events, progress), caller, session.info.id, uploads=(audio, video))
+
+    def live_turn(self, token: Any, avatar_id: str | None, room: Room, utterance_id: str, *, key: str,
+                  rooms: LiveRooms, login: str = "", progress: Progress = _no_progress) -> Iterator[TurnView]:
+        """A hands-free turn: the utterance the page's listener finished, answered as a streamed turn.
+
+        The reply's voice pieces go to the room as they are made (to tell their echo from the
+        person); if the person cuts the reply short, the turn stops and is stored with what was said.
+        """
+        utterance = rooms.take(key, utterance_id)
+        reply = room.begin_reply()
+        room.busy += 1
+        try:
+            for view in self.turn(token, avatar_id, "", str(utterance.wav_path), None, login=login, stream=True,
+                                  progress=progress, transcript=utterance.transcript, reply=reply):
+                if view.live_audio:
+                    room.add_piece(view.live_audio, view.reply_text)
+                if view.stored is not None:
+                    room.stored = (view.stored.session_id, view.stored.turn_id)
+                yield view
+        finally:
+            room.busy -= 1
+            Path(utterance.wav_path).unlink(missing_ok=True)
+        if reply.interruption is not None and room.stored is not None:  # cut after it was stored
+            self.interrupted(token, room.stored, reply.interruption, login=login)
+
+    def listening_face(self, token: Any, avatar_id: str | None, emotion: str = "neutral", *, login: str = "",
+                       cached_only: bool = False) -> str | None:
+        """A servable copy of the avatar's listening face (``Stages.listening_face``); with ``cached_only``
+        None unless it was made already, and it is then made in the background for next time."""
+        caller, _ = self.passes.open(token, login=login)
+        avatar = self.service.avatar(avatar_id, owner=caller.owner)
+        path = self.service.pipeline.listening_face(avatar.id, emotion, render=not cached_only)
+        if path is None:
+            threading.Thread(target=_quietly, args=(self.service.pipeline.listening_face, avatar.id, emotion),
+                             name="e3rg-listening-face", daemon=True).start()
+            return None
+        return self.served.avatar_file(avatar.id, path)
+
+    def interrupted(self, token: Any, stored: tuple[str, str], cut: Interruption, *, login: str = "") -> None:
+        """The stored turn ``stored`` = (conversation id, turn id) was cut short while it played."""
+        caller, _ = self.passes.open(token, login=login)
+        self.service.interrupted(stored[0], stored[1], cut, owner=caller.owner)
 
     def redo(self, token: Any, avatar_id: str | None, feeling: str | None, *, login: str = "",
              stream: bool = False, progress: Progress = _no_progress) -> Iterator[TurnView]:
@@ -396,7 +453,16 @@ class PageHandlers:
             note="; ".join(failures.values()) or str(details.get("consistency_summary") or ""))
         return dataclasses.replace(view, reply_audio=audio, reply_video=video,
                                    timings=views.timings_markdown(record.timings_s, streamed or None),
-                                   stored=Stored(token=token, chat=chat, timeline=timeline, result=result))
+                                   stored=Stored(token=token, chat=chat, timeline=timeline, result=result,
+                                                 session_id=event.session.id, turn_id=turn.id))
+
+
+def _quietly(fn: Callable[..., Any], *args: Any) -> None:
+    """Run background work whose failure only costs a nicety (it is logged)."""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - a listening face that cannot be made is not shown
+        logger.warning("background work %s%r failed", getattr(fn, "__name__", fn), args, exc_info=True)
 
 
 def _risk(details: Any) -> str:

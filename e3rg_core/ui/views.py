@@ -99,6 +99,8 @@ def chat_messages(turns: Iterable[StoredTurn], *, serve: Callable[[Path], str]) 
         if isinstance(risk, Mapping) and risk.get("level") in ("crisis", "check", "care"):
             title += {"crisis": " · 🛟 safety response", "check": " · 🛟 safety check-in", "care": " · 🛟 caring"}[
                 risk.get("level")]
+        if isinstance(r.details, Mapping) and "interrupted" in r.details:
+            title += " · ✋ interrupted"
         failed = r.details.get("failures") if isinstance(r.details, Mapping) else None
         if failed and "rendered" in failed:
             title += " · no video"

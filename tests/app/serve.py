@@ -11,6 +11,7 @@ Prints ``READY <url>`` when it listens.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from dataclasses import replace
@@ -85,6 +86,7 @@ def main() -> None:
     parser.add_argument("--auth", default="", help="logins, user:password pairs joined by commas")
     parser.add_argument("--shared", action="store_true", help="visitors without a login share their conversations")
     args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     demo, launch, service = build(args.data, args.cache, real=args.real, auth=args.auth, shared=args.shared)
     service.pipeline.warm_up()
     launch.update(server_name="127.0.0.1", server_port=args.port, quiet=True)

@@ -1,0 +1,285 @@
+"""Hands-free talk on the page (issue 23), without gradio: one ``Room`` per open page.
+
+The page streams its microphone in pieces (``LiveRooms.hear``). The room's ``Listener``
+(``e3rg_core.live``) finds where the person starts and stops speaking and recognises the words while
+they speak; a finished utterance waits in the room under an id until the page asks for its turn
+(``take``). While the avatar's voice plays (the page says where its player is), speech that is the
+person's and not the reply coming back through the speakers cuts the reply short: the room's
+``TurnControl`` stops the turn still being made, and the page pauses its player at that point
+(``LiveUpdate.barge_in``). Echo that the browser's own echo cancellation lets through is dropped.
+
+A room lives as long as its page sends pieces; rooms idle for ``IDLE_S`` are closed, and there are
+at most ``MAX_ROOMS`` (the oldest idle one goes first).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import queue
+import shutil
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from e3rg_core.errors import E3rgError, InputError
+from e3rg_core.live import (BargeInReason, Interruption, Listener, ListenerOptions, TurnControl, Utterance,
+                            decide_barge_in, played_reference)
+from e3rg_core.live.listener import Transcribe
+
+logger = logging.getLogger(__name__)
+
+IDLE_S = 1800.0
+FEED_WAIT_S = 0.05  # how long a piece may wait to be heard before its answer goes back to the page
+_FLUSH = object()
+MAX_ROOMS = 64
+SAMPLE_RATE_HZ = 16000
+#: what the page shows of a hands-free conversation
+STATUS_TEXT = {"off": "Hands-free is off: press the microphone's record button to talk.",
+               "listening": "👂 Listening…", "hearing": "👂 Hearing you…", "thinking": "💭 Thinking…",
+               "speaking": "🗣 Speaking… (talk to interrupt)"}
+
+
+@dataclass(frozen=True)
+class LiveUpdate:
+    """What one microphone piece changed."""
+
+    status: str  # "listening" or "hearing"
+    utterance: str | None = None  # the id of a finished utterance to answer (``LiveRooms.take``)
+    barge_in: float | None = None  # the person cut the reply short at this playback time (seconds)
+    note: str = ""  # why speech was set aside (the reply's own echo), for the log and the page
+    cut: Interruption | None = None  # with barge_in: what of the reply had been said
+    stored: tuple[str, str] | None = None  # with barge_in: (conversation id, turn id) if the reply was stored
+
+
+class Room:
+    """One page's hands-free state: its listener, its reply, the utterances waiting for a turn.
+
+    Microphone pieces are heard in order on the room's own thread, so a piece never waits for the
+    recognition that ends the last turn, and none is dropped while it runs.
+    """
+
+    def __init__(self, listener: Listener, folder: Path) -> None:
+        self.listener, self.folder = listener, folder
+        self.control = TurnControl()
+        self.ready: dict[str, Utterance] = {}  # finished utterances, until their turn takes them
+        self.voice: list[np.ndarray] = []  # the reply's spoken pieces at 16 kHz (echo reference)
+        self.reply_text = ""
+        self.stored: tuple[str, str] | None = None  # (conversation id, turn id) of the reply once stored
+        self.lock = threading.Lock()
+        self.touched = time.monotonic()
+        self.busy = 0  # turns of this page being answered
+        self.shown = ""  # the status the page was last told
+        self._inbox: queue.Queue = queue.Queue()
+        self._waiting: list[str] = []  # ids of finished utterances the page has not been told of
+        self._barge: LiveUpdate | None = None  # a barge-in the page has not been told of
+        self._failure: Exception | None = None
+        self._note = ""
+        self._thread = threading.Thread(target=self._work, name="e3rg-listener", daemon=True)
+        self._thread.start()
+
+    def changed(self, status: str) -> bool:
+        """Whether the page must be told ``status`` (it is told each status once)."""
+        with self.lock:
+            fresh, self.shown = status != self.shown, status
+            return fresh
+
+    def begin_reply(self) -> Any:
+        """A new reply starts: the last one (if it still plays) is over."""
+        with self.lock:
+            self.voice, self.reply_text, self.stored = [], "", None
+            return self.control.begin()
+
+    def add_piece(self, wav_path: str, text: str) -> None:
+        """A piece of the reply's voice went to the page (kept to tell its echo from the person)."""
+        from e3rg_core.media.audio import read_audio
+
+        audio = read_audio(Path(wav_path))
+        samples = audio.samples
+        if audio.sample_rate_hz != SAMPLE_RATE_HZ:
+            import soxr
+
+            samples = np.asarray(soxr.resample(samples, audio.sample_rate_hz, SAMPLE_RATE_HZ), dtype=np.float32)
+        with self.lock:
+            self.voice.append(samples.astype(np.float32))
+            self.reply_text = text
+
+    def submit(self, chunk: Any, playing: bool, position_s: float) -> threading.Event:
+        done = threading.Event()
+        self._inbox.put((chunk, playing, position_s, done))
+        return done
+
+    def collect(self) -> LiveUpdate:
+        """What changed since the page was last told: a barge-in, a finished utterance, the status."""
+        with self.lock:
+            failure, self._failure = self._failure, None
+            if failure is not None:
+                raise failure
+            idle = "thinking" if self.busy else "listening"
+            status = "hearing" if self.listener.is_speaking else idle
+            barge, self._barge = self._barge, None
+            utterance = self._waiting.pop(0) if self._waiting else None
+            note, self._note = self._note, ""
+            if barge is not None:
+                return dataclasses.replace(barge, utterance=utterance, status=status, note=note or barge.note)
+            return LiveUpdate(status="thinking" if utterance else status, utterance=utterance, note=note)
+
+    def close(self) -> None:
+        self._inbox.put(None)
+        self._thread.join(timeout=5)
+        try:
+            self.listener.close()
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _work(self) -> None:
+        while (item := self._inbox.get()) is not None:
+            chunk, playing, position_s, done = item
+            try:
+                self._hear(chunk, playing, position_s)
+            except Exception as exc:  # noqa: BLE001 - told to the page with the next piece
+                with self.lock:
+                    self._failure = exc if isinstance(exc, E3rgError) else InputError(
+                        f"could not hear that piece of the microphone ({type(exc).__name__})")
+                if not isinstance(exc, E3rgError):
+                    logger.exception("hands-free listening failed")
+            finally:
+                done.set()
+
+    def _hear(self, chunk: Any, playing: bool, position_s: float) -> None:
+        utterances = _feed(self.listener, chunk)
+        with self.lock:
+            speaking = playing and bool(self.voice)
+            if speaking and self.listener.is_speaking:
+                self._check_barge_in(position_s)
+            for utterance in utterances:
+                if speaking and self._barge is None and self._is_echo(utterance, position_s):
+                    self._note = "the reply's own voice was heard; set aside"
+                    continue
+                utterance_id = uuid.uuid4().hex
+                logger.info("heard %.2f s of speech; its words were ready %.2f s after the pause (%d partials%s)",
+                            utterance.end_s - utterance.start_s, utterance.transcript_wait_s or 0.0,
+                            utterance.partials, ", the last reused" if utterance.partial_reused else "")
+                self.ready[utterance_id] = utterance
+                self._waiting.append(utterance_id)
+
+    def _check_barge_in(self, position_s: float) -> None:
+        so_far = self.listener.speech_so_far()
+        if so_far is None:
+            return
+        reference = self._reference(position_s, len(so_far.samples) / SAMPLE_RATE_HZ)
+        decision = decide_barge_in(so_far.samples, voiced_s=so_far.voiced_s, avatar_speaking=True,
+                                   reference=reference, heard_text=so_far.partial_text, reply_text=self.reply_text)
+        if decision.interrupt:
+            cut = self.control.interrupt(at_s=float(position_s))
+            logger.info("barge-in at %.2f s: %s", position_s, decision.describe())
+            self.voice = []  # the reply is over: what follows is the person's
+            self._barge = LiveUpdate(status="hearing", barge_in=float(position_s), cut=cut, stored=self.stored)
+        elif decision.reason in (BargeInReason.ECHO_SOUND, BargeInReason.ECHO_WORDS):
+            self.listener.discard()
+            self._note = decision.describe()
+
+    def _is_echo(self, utterance: Utterance, position_s: float) -> bool:
+        """A whole utterance heard while the reply played: the reply's own sound or words?"""
+        from e3rg_core.media.audio import read_audio
+
+        mic = read_audio(utterance.wav_path).samples
+        reference = self._reference(position_s, len(mic) / SAMPLE_RATE_HZ)
+        heard = utterance.transcript.text if utterance.transcript is not None else ""
+        decision = decide_barge_in(mic, voiced_s=utterance.end_s - utterance.start_s, avatar_speaking=True,
+                                   reference=reference, heard_text=heard, reply_text=self.reply_text)
+        return decision.reason in (BargeInReason.ECHO_SOUND, BargeInReason.ECHO_WORDS)
+
+    def _reference(self, position_s: float, duration_s: float) -> np.ndarray:
+        voice = np.concatenate(self.voice) if self.voice else np.zeros(1, dtype=np.float32)
+        return played_reference(voice, sample_rate_hz=SAMPLE_RATE_HZ, playback_s=max(0.0, float(position_s)),
+                                duration_s=max(duration_s, 0.05))
+
+
+class LiveRooms:
+    """Every open page's ``Room``; ``transcribe`` makes the recogniser (loaded on first use)."""
+
+    def __init__(self, root: Path, transcribe: Callable[[], Transcribe], *,
+                 options: ListenerOptions | None = None) -> None:
+        self.root = Path(root)
+        self._transcribe = transcribe
+        self.options = options or ListenerOptions()
+        self._rooms: dict[str, Room] = {}
+        self._lock = threading.Lock()
+
+    def room(self, key: str) -> Room:
+        """The page ``key``'s room (made on first use)."""
+        if not key:
+            raise InputError("hands-free talk needs a page session; reload the page")
+        with self._lock:
+            self._sweep()
+            room = self._rooms.get(key)
+            if room is None:
+                folder = self.root / uuid.uuid4().hex
+                transcriber = self._transcribe()
+                room = Room(Listener(folder, transcribe=transcriber, options=self.options), folder)
+                self._rooms[key] = room
+            room.touched = time.monotonic()
+            return room
+
+    def hear(self, key: str, chunk: Any, *, playing: bool = False, position_s: float = 0.0) -> LiveUpdate:
+        """Feed one microphone piece: ``(rate, samples)`` as Gradio's numpy audio, or WAV bytes.
+
+        ``playing``/``position_s``: whether the avatar's voice plays on the page, and where. The piece
+        is heard on the room's thread; this waits for it at most ``FEED_WAIT_S`` (what it changes
+        after that is told with the next piece).
+        """
+        room = self.room(key)
+        room.submit(chunk, playing, position_s).wait(FEED_WAIT_S)
+        return room.collect()
+
+    def take(self, key: str, utterance_id: str) -> Utterance:
+        """The finished utterance ``utterance_id`` of page ``key`` (each is answered once)."""
+        room = self.room(key)
+        with room.lock:
+            utterance = room.ready.pop(str(utterance_id or ""), None)
+        if utterance is None:
+            raise InputError("that utterance was answered already or never heard; keep talking")
+        return utterance
+
+    def stop(self, key: str) -> None:
+        """The page stopped its microphone: what was being said ends there (and is answered); the room stays."""
+        with self._lock:
+            room = self._rooms.get(key)
+        if room is not None:
+            room.submit(_FLUSH, False, 0.0)
+
+    def close(self, key: str) -> None:
+        with self._lock:
+            room = self._rooms.pop(key, None)
+        if room is not None:
+            room.close()
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        for touched, key in sorted((r.touched, k) for k, r in self._rooms.items()):
+            if now - touched > IDLE_S or len(self._rooms) >= MAX_ROOMS:
+                self._rooms.pop(key).close()
+
+
+def _feed(listener: Listener, chunk: Any) -> list[Utterance]:
+    if chunk is _FLUSH:  # the microphone stopped: what was being said ends there
+        return listener.flush()
+    if isinstance(chunk, tuple) and len(chunk) == 2:
+        rate, samples = chunk
+        samples = np.asarray(samples)
+        if samples.ndim == 2:
+            samples = samples.mean(axis=1)
+        if samples.dtype.kind in "iu":
+            samples = samples.astype(np.float32) / float(np.iinfo(samples.dtype).max + 1)
+        return listener.feed_samples(samples.astype(np.float32), sample_rate_hz=int(rate))
+    if isinstance(chunk, (bytes, bytearray)):
+        return listener.feed_wav(bytes(chunk))
+    if isinstance(chunk, (str, Path)):
+        return listener.feed_file(Path(chunk))
+    raise InputError(f"a microphone piece must be (rate, samples), WAV bytes or a WAV file, not {type(chunk).__name__}")

@@ -1,0 +1,71 @@
+"""Hands-free talk in Chromium: the fake microphone says four things with pauses, one of them over the
+avatar's reply, then plays silence, noise and music; nothing is clicked but Record (``bench/live.py``'s
+run, its figures not asserted: timings are the bench's)."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+
+import pytest
+
+from tests.app.browser_support import ROOT, AppServer
+
+pytestmark = [
+    pytest.mark.browser, pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("chromium") is None,
+                       reason="needs Debian's chromium on PATH (.ci/run installs it: apt-get install chromium)"),
+]
+pytest.importorskip("playwright.sync_api", reason="needs playwright (tests/requirements.txt)")
+
+
+@pytest.fixture(scope="module")
+def live():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(ROOT / "bench"))
+        yield importlib.import_module("live")
+
+
+@pytest.fixture(scope="module")
+def talked(live, tmp_path_factory):
+    """One hands-free conversation: the plan, the page's events, the stored turns, the server's log."""
+    root = tmp_path_factory.mktemp("handsfree")
+    wav, marks = live.make_wav(root)
+    (root / "server").mkdir()
+    server = AppServer(root / "server")
+    server.start()
+    try:
+        capture_ms, events = live.run_page(server.url, wav, marks[-1]["end_s"] + 14.0)
+    finally:
+        server.stop()
+    turns = live.stored_turns(server.data)
+    log = server.log_path.read_text(errors="replace")
+    return marks, events, turns, live.measure(marks, capture_ms, events, turns, log)
+
+
+def test_each_pause_ends_a_turn_and_none_is_lost(talked):
+    marks, _events, turns, figures = talked
+    said = [m["text"] for m in marks if m["kind"] == "speech"]
+    assert figures["turns_lost"] == 0, figures["utterances"]
+    assert len(turns) == len(said)  # two turns in a row, the interruption, one more: one turn each
+    assert all(row["end_to_first_audio_s"] is not None for row in figures["utterances"])  # each was answered aloud
+
+
+def test_talking_over_the_reply_silences_it_and_stores_what_was_said(talked):
+    _marks, _events, turns, figures = talked
+    cut = [t for t in turns if "interrupted" in t["details"]]
+    assert len(cut) == 1 and figures["barge_ins_logged"] == 1
+    assert figures["barge_in_to_silence_s"] is not None
+    unspoken = cut[0]["details"]["interrupted"]["unspoken"]
+    assert cut[0]["reply"] and unspoken and unspoken not in cut[0]["reply"]  # what was heard, not what was not
+
+
+def test_silence_noise_and_music_make_no_turn(talked):
+    *_rest, figures = talked
+    assert figures["turns_from_silence_noise_or_music"] == []
+
+
+def test_the_page_says_when_it_hears_and_thinks(talked):
+    _marks, events, _turns, _figures = talked
+    states = {e["ev"] for e in events if e["ev"].startswith("state:")}
+    assert {"state:listening", "state:hearing", "state:thinking"} <= states
