@@ -464,6 +464,9 @@ def _wire_live(demo: gr.Blocks, w: Widgets, h: PageHandlers, rooms: LiveRooms) -
     def live_start(sid, avatar_id, request: gr.Request):
         """The microphone opened: the room is ready and the avatar's listening face is shown."""
         rooms.room(key(request)).changed("listening")
+        note = rooms.open(key(request), h.conversation_id(sid, login=_user(request)))
+        if note:
+            gr.Warning(note)
         return "listening", h.listening_face(sid, avatar_id, login=_user(request))
 
     w.live_mic.start_recording(live_start, inputs=[w.sid_store, w.avatar], outputs=[w.live_state, w.listening_face],

@@ -205,6 +205,10 @@ class PageHandlers:
                           "video": self._serve(sid, media.get("reply_video"))})
         return turns
 
+    def conversation_id(self, token: Any, *, login: str = "") -> str:
+        """The id of the conversation a valid pass names ("" for none); a bad pass is refused."""
+        return self.passes.open(token, login=login)[1]
+
     def _serve(self, sid: str, path: Path | None) -> str | None:
         return self.served.conversation_file(sid, path) if path is not None and Path(path).is_file() else None
 

@@ -111,3 +111,9 @@ def test_a_bad_piece_is_refused_and_the_room_goes_on(rooms, speech):
         rooms.hear("page", (MIC_HZ, np.zeros(480, np.int16)))
     updates = hear_all(rooms, "page", np.concatenate([speech["user"], silence(1.2)]))
     assert any(u.utterance for u in updates)  # the room still hears
+
+
+def test_a_second_tab_listening_in_the_same_conversation_is_told(rooms):
+    assert rooms.open("tab-1", "c" * 32) == ""
+    assert "another tab" in rooms.open("tab-2", "c" * 32)
+    assert rooms.open("tab-3", "d" * 32) == ""  # another conversation
