@@ -86,8 +86,8 @@ CAPTURE_JS = """(() => {
 })();"""
 
 
-def make_wav(folder: Path) -> tuple[Path, list[dict]]:
-    """The microphone's file and where each utterance (or stretch) lies in it."""
+def make_wav(folder: Path, plan: tuple = PLAN) -> tuple[Path, list[dict]]:
+    """The microphone's file and where each utterance (or stretch) of ``plan`` lies in it."""
     import soxr
 
     from e3rg_core.media.audio import read_audio
@@ -96,7 +96,7 @@ def make_wav(folder: Path) -> tuple[Path, list[dict]]:
 
     speaker, rng = EmbeddedSpeaker(), np.random.default_rng(0)
     parts, marks, t = [], [], 0.0
-    for k, (gap, what) in enumerate(PLAN):
+    for k, (gap, what) in enumerate(plan):
         parts.append(np.zeros(int(gap * RATE_HZ), np.float32))
         t += gap
         if what is None:
