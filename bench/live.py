@@ -11,12 +11,14 @@ chosen and the microphone's Record pressed once; nothing else is clicked.
 
 The page is watched every 10 ms (the hands-free voice player's clock, ``window.e3rgVoice``, and the
 face's ``<video>``); the microphone's clock starts when ``getUserMedia`` hands the page its stream (the
-fake device plays the file from then on). Figures, written to ``live.json``:
+fake device plays the file from then on). Figures, written to ``live.json`` (``--real``) or
+``live_scripted.json``:
 
 * end of speech → first avatar audio and → first avatar video, per answered utterance (median, p90);
 * barge-in → silence: from the start of the interrupting utterance to the voice falling silent;
-* false barge-ins: barge-ins the server logged beyond the one planned (nothing plays the avatar's
-  voice back into this fake microphone, so echo itself is tested in ``tests/unit/test_live.py``);
+* false barge-ins: replies the server cut short while nobody was speaking (nothing plays the avatar's
+  voice back into this fake microphone, so echo itself is tested in ``tests/unit/test_live.py``); a
+  reply so late that it overlaps the next planned utterance is cut by it, rightly;
 * turns lost: planned utterances with no stored turn of their words; turns made from silence,
   noise or music.
 """
@@ -82,7 +84,10 @@ WATCH_JS = """() => {
 }"""
 CAPTURE_JS = """(() => {
   const get = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
-  navigator.mediaDevices.getUserMedia = (c) => get(c).then((s) => { window.e3capture ??= performance.now(); return s; });
+  navigator.mediaDevices.getUserMedia = (c) => get(c).then((s) => {
+    if (window.e3capture === undefined) { window.e3capture = performance.now(); window.e3epoch = Date.now(); }
+    return s;
+  });
 })();"""
 
 
@@ -133,8 +138,9 @@ def make_wav(folder: Path, plan: tuple = PLAN) -> tuple[Path, list[dict]]:
     return path, marks
 
 
-def run_page(url: str, wav: Path, seconds: float) -> tuple[float, list[dict]]:
-    """Open the page, start hands-free talk, watch for ``seconds``; the capture's start and the events."""
+def run_page(url: str, wav: Path, seconds: float) -> tuple[float, list[dict], float]:
+    """Open the page, start hands-free talk, watch for ``seconds``: the capture's start (the page's clock,
+    ms), the events, and the capture's start as a Unix time (s)."""
     from playwright.sync_api import sync_playwright
 
     from tests.app.browser_support import CHROMIUM_ARGS
@@ -155,7 +161,8 @@ def run_page(url: str, wav: Path, seconds: float) -> tuple[float, list[dict]]:
             page.locator("#live_mic button", has_text="Record").first.click()
             page.wait_for_function("window.e3capture !== undefined", timeout=30_000)
             page.wait_for_timeout(int(seconds * 1000))
-            return page.evaluate("window.e3capture"), page.evaluate("window.e3watch")
+            return (page.evaluate("window.e3capture"), page.evaluate("window.e3watch"),
+                    page.evaluate("window.e3epoch") / 1000.0)
         finally:
             browser.close()
 
@@ -178,8 +185,22 @@ def _quantile(values: list[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))], 3)
 
 
-def measure(marks: list[dict], capture_ms: float, events: list[dict], turns: list[dict], log: str) -> dict:
-    """The report's figures from the plan, the page's events, the stored turns and the server's log."""
+def barge_ins(log: str, capture_epoch_s: float) -> list[float]:
+    """When the server cut a reply short, in seconds on the microphone's clock (from its log's times)."""
+    times = []
+    for stamp, millis in re.findall(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) .*barge-in at", log, flags=re.M):
+        epoch = time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + int(millis) / 1000.0  # the log's local time
+        times.append(round(epoch - capture_epoch_s, 3))
+    return times
+
+
+def measure(marks: list[dict], capture_ms: float, events: list[dict], turns: list[dict], log: str,
+            capture_epoch_s: float) -> dict:
+    """The report's figures from the plan, the page's events, the stored turns and the server's log.
+
+    A barge-in is false when nobody was speaking: no planned utterance began before it and ended
+    less than 1.5 s before it (the time the server needs to hear a turn's last piece).
+    """
     at = lambda e: (e["t"] - capture_ms) / 1000.0  # noqa: E731 - seconds on the microphone's clock
     voice_on = [at(e) for e in events if e["ev"] == "voice"]
     voice_off = [at(e) for e in events if e["ev"] == "silent"]
@@ -205,7 +226,8 @@ def measure(marks: list[dict], capture_ms: float, events: list[dict], turns: lis
             if video is not None:
                 first_video.append(video)
         rows.append(row)
-    barge_ins = len(re.findall(r"barge-in at", log))
+    cuts = barge_ins(log, capture_epoch_s)
+    false_cuts = [t for t in cuts if not any(m["start_s"] - 0.2 <= t <= m["end_s"] + 1.5 for m in speech)]
     speech_words = set().union(*(_words(m["text"]) for m in speech))
     from_nothing = [t["user_text"] for t in turns if not (_words(t["user_text"]) & speech_words)]
     cut = rows[INTERRUPTION].get("barge_in_to_silence_s")
@@ -216,8 +238,8 @@ def measure(marks: list[dict], capture_ms: float, events: list[dict], turns: lis
         "end_of_speech_to_first_video_s": {"median": _quantile(first_video, 0.5), "p90": _quantile(first_video, 0.9),
                                             "n": len(first_video)},
         "barge_in_to_silence_s": cut,
-        "barge_ins_logged": barge_ins,
-        "false_barge_ins": max(0, barge_ins - 1),
+        "barge_ins_at_s": cuts,
+        "false_barge_ins": len(false_cuts),
         "turns_lost": sum(not r["stored"] for r in rows),
         "turns_from_silence_noise_or_music": from_nothing,
         "words_ready_after_pause_s": [float(x) for x in re.findall(r"words were ready ([0-9.]+) s after the pause", log)],
@@ -228,6 +250,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--real", action="store_true", help="app.py on the embedded defaults, not the test double")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "reports")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (the server's log, its data)")
     args = parser.parse_args()
     if shutil.which("chromium") is None:
         sys.exit("bench/live.py needs Debian's chromium on PATH (apt-get install chromium)")
@@ -243,12 +266,12 @@ def main() -> None:
     try:
         with wave.open(str(wav)) as w:
             seconds = w.getnframes() / w.getframerate() + 8.0
-        capture_ms, events = run_page(server.url, wav, seconds)
+        capture_ms, events, capture_epoch_s = run_page(server.url, wav, seconds)
     finally:
         server.stop()
     turns = stored_turns(server.data)
     log = server.log_path.read_text(errors="replace")
-    figures = measure(marks, capture_ms, events, turns, log)
+    figures = measure(marks, capture_ms, events, turns, log, capture_epoch_s)
     report = {
         "what": "hands-free talk in Chromium with a fake microphone (bench/live.py)",
         "machine": machine(),
@@ -260,11 +283,15 @@ def main() -> None:
         "wall_s": round(time.perf_counter() - started, 1),
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "live.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    name = "live.json" if args.real else "live_scripted.json"  # the test double's run has its own report
+    (args.out / name).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: report[k] for k in ("end_of_speech_to_first_audio_s", "end_of_speech_to_first_video_s",
                                              "barge_in_to_silence_s", "false_barge_ins", "turns_lost",
                                              "turns_from_silence_noise_or_music")}, indent=2))
-    shutil.rmtree(work, ignore_errors=True)
+    if args.keep:
+        print(f"kept {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

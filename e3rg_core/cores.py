@@ -27,6 +27,7 @@ _state = threading.Condition()
 _busy = 0  # media work running
 _writing = 0  # LLM generations running
 _spread = False  # the LLM's current token runs on more than one thread
+_sharing = 0  # steady work beside the LLM for as long as it lasts (an open hands-free microphone)
 
 
 @contextmanager
@@ -58,6 +59,17 @@ def writing() -> Iterator[None]:
             _state.notify_all()
 
 
+def share(delta: int) -> None:
+    """Steady work beside the LLM starts (+1) or ends (-1): while any runs, the LLM keeps one thread fewer.
+
+    An open hands-free microphone is heard every tenth of a second (voice activity, recognition); on
+    2 cores that work, and a browser on the same machine, stall a 2-thread llama.cpp at its barriers.
+    """
+    global _sharing
+    with _state:
+        _sharing = max(0, _sharing + int(delta))
+
+
 def others_busy() -> bool:
     """Whether media work is running now."""
     return _busy > 0
@@ -67,7 +79,7 @@ def llm_threads(n_threads: int) -> int:
     """Threads the LLM should use for its next step, out of the ``n_threads`` it was given."""
     global _spread
     with _state:
-        threads = max(1, n_threads - 1) if _busy else n_threads
+        threads = max(1, n_threads - 1) if _busy or _sharing else n_threads
         _spread = threads > 1
         _state.notify_all()
         return threads

@@ -507,7 +507,7 @@ def _wire_live(demo: gr.Blocks, w: Widgets, h: PageHandlers, rooms: LiveRooms) -
         """A hands-free turn: the utterance answered as a streamed turn; the listening face shows the emotion."""
         if not utterance_id:
             return
-        room, shown_emotion, turn = rooms.room(key(request)), False, uuid.uuid4().hex
+        room, emotion, turn = rooms.room(key(request)), None, uuid.uuid4().hex
         for view in h.live_turn(sid, avatar_id, room, utterance_id, key=key(request), rooms=rooms,
                                 login=_user(request)):
             out = _turn_update(w, view)
@@ -515,13 +515,14 @@ def _wire_live(demo: gr.Blocks, w: Widgets, h: PageHandlers, rooms: LiveRooms) -
                 out[w.voice_piece] = json.dumps({"path": out.pop(w.live_audio), "turn": turn})
             if room.changed("thinking"):
                 out[w.live_state] = "thinking"
-            if view.emotion is not None and not shown_emotion:
-                shown_emotion = True
-                face = h.listening_face(sid, avatar_id, max(view.emotion, key=view.emotion.get),
-                                        login=_user(request), cached_only=True)
+            if view.emotion is not None and emotion is None:
+                emotion = max(view.emotion, key=view.emotion.get)
+                face = h.listening_face(sid, avatar_id, emotion, login=_user(request), cached_only=True)
                 if face:
                     out[w.listening_face] = face
             yield out
+        if emotion is not None:  # ready for the next time this emotion comes up
+            h.prepare_listening_face(sid, avatar_id, emotion, login=_user(request))
         room.changed("listening")
         yield {w.live_state: "listening"}
 

@@ -363,15 +363,19 @@ class PageHandlers:
     def listening_face(self, token: Any, avatar_id: str | None, emotion: str = "neutral", *, login: str = "",
                        cached_only: bool = False) -> str | None:
         """A servable copy of the avatar's listening face (``Stages.listening_face``); with ``cached_only``
-        None unless it was made already, and it is then made in the background for next time."""
+        None unless it was made already (``prepare_listening_face`` makes it for next time)."""
         caller, _ = self.passes.open(token, login=login)
         avatar = self.service.avatar(avatar_id, owner=caller.owner)
         path = self.service.pipeline.listening_face(avatar.id, emotion, render=not cached_only)
-        if path is None:
+        return self.served.avatar_file(avatar.id, path) if path is not None else None
+
+    def prepare_listening_face(self, token: Any, avatar_id: str | None, emotion: str, *, login: str = "") -> None:
+        """Make the avatar's listening face of ``emotion`` in the background, after a turn (never during one)."""
+        caller, _ = self.passes.open(token, login=login)
+        avatar = self.service.avatar(avatar_id, owner=caller.owner)
+        if self.service.pipeline.listening_face(avatar.id, emotion, render=False) is None:
             threading.Thread(target=_quietly, args=(self.service.pipeline.listening_face, avatar.id, emotion),
                              name="e3rg-listening-face", daemon=True).start()
-            return None
-        return self.served.avatar_file(avatar.id, path)
 
     def interrupted(self, token: Any, stored: tuple[str, str], cut: Interruption, *, login: str = "") -> None:
         """The stored turn ``stored`` = (conversation id, turn id) was cut short while it played."""

@@ -81,6 +81,7 @@ class Room:
         self.touched = time.monotonic()
         self.busy = 0  # turns of this page being answered
         self.conversation = ""  # the conversation this page talks in
+        self.listening = False  # its microphone is open (the LLM then shares the cores: e3rg_core.cores.share)
         self.shown = ""  # the status the page was last told
         self._inbox: queue.Queue = queue.Queue()
         self._waiting: list[str] = []  # ids of finished utterances the page has not been told of
@@ -137,6 +138,7 @@ class Room:
             return LiveUpdate(status="thinking" if utterance else status, utterance=utterance, note=note)
 
     def close(self) -> None:
+        _listening(self, False)
         self._inbox.put(None)
         self._thread.join(timeout=5)
         try:
@@ -228,8 +230,7 @@ class LiveRooms:
             room = self._rooms.get(key)
             if room is None:
                 folder = self.root / uuid.uuid4().hex
-                transcriber = self._transcribe()
-                room = Room(Listener(folder, transcribe=transcriber, options=self.options), folder)
+                room = Room(Listener(folder, transcribe=_sharing(self._transcribe()), options=self.options), folder)
                 self._rooms[key] = room
             room.touched = time.monotonic()
             return room
@@ -249,6 +250,7 @@ class LiveRooms:
         """Page ``key`` starts listening in ``conversation``; a note when another open page listens in it too."""
         room = self.room(key)
         room.conversation = conversation
+        _listening(room, True)
         with self._lock:
             others = [k for k, r in self._rooms.items() if k != key and conversation and r.conversation == conversation
                       and time.monotonic() - r.touched < OTHER_TAB_S]
@@ -272,6 +274,7 @@ class LiveRooms:
             room = self._rooms.get(key)
         if room is not None:
             room.submit(_FLUSH, False, 0.0)
+            _listening(room, False)
 
     def close(self, key: str) -> None:
         with self._lock:
@@ -284,6 +287,26 @@ class LiveRooms:
         for touched, key in sorted((r.touched, k) for k, r in self._rooms.items()):
             if now - touched > IDLE_S or len(self._rooms) >= MAX_ROOMS:
                 self._rooms.pop(key).close()
+
+
+def _listening(room: Room, on: bool) -> None:
+    from e3rg_core import cores
+
+    with room.lock:
+        if room.listening != on:
+            room.listening = on
+            cores.share(1 if on else -1)
+
+
+def _sharing(transcribe: Transcribe) -> Transcribe:
+    """``transcribe`` marked as work beside the LLM (``e3rg_core.cores``): an LLM writing meanwhile, for the
+    reply still being made, moves to one thread fewer instead of stalling on a shared core."""
+    def shared(path: Path) -> Any:
+        from e3rg_core import cores
+
+        with cores.busy():
+            return transcribe(path)
+    return shared
 
 
 def _feed(listener: Listener, chunk: Any) -> list[Utterance]:

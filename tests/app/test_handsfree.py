@@ -47,12 +47,12 @@ def talked(live, tmp_path_factory):
     server = AppServer(root / "server")
     server.start()
     try:
-        capture_ms, events = live.run_page(server.url, wav, marks[-1]["end_s"] + 8.0)
+        capture_ms, events, capture_epoch_s = live.run_page(server.url, wav, marks[-1]["end_s"] + 8.0)
     finally:
         server.stop()
     turns = live.stored_turns(server.data)
     log = server.log_path.read_text(errors="replace")
-    return marks, events, turns, live.measure(marks, capture_ms, events, turns, log)
+    return marks, events, turns, live.measure(marks, capture_ms, events, turns, log, capture_epoch_s)
 
 
 def test_each_pause_ends_a_turn_and_none_is_lost(talked):
@@ -66,7 +66,7 @@ def test_each_pause_ends_a_turn_and_none_is_lost(talked):
 def test_talking_over_the_reply_silences_it_and_stores_what_was_said(talked):
     _marks, _events, turns, figures = talked
     cut = [t for t in turns if "interrupted" in t["details"]]
-    assert len(cut) == 1 and figures["barge_ins_logged"] == 1
+    assert len(cut) == 1 and len(figures["barge_ins_at_s"]) == 1 and figures["false_barge_ins"] == 0
     assert figures["barge_in_to_silence_s"] is not None
     unspoken = cut[0]["details"]["interrupted"]["unspoken"]
     assert cut[0]["reply"] and unspoken and unspoken not in cut[0]["reply"]  # what was heard, not what was not
