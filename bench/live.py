@@ -9,7 +9,8 @@ with pauses, one of them said while the avatar is answering (an interruption), a
 one of white noise and one of music (a chord with a melody). The page is opened, **Hands-free** is
 chosen and the microphone's Record pressed once; nothing else is clicked.
 
-The page is watched every 10 ms (the hands-free voice player's clock, ``window.e3rgVoice``, and the
+Chromium runs at the lowest CPU priority (``nice 19``): a visitor's browser runs on their own machine,
+so here it may only take what the server leaves. The page is watched every 10 ms (the hands-free voice player's clock, ``window.e3rgVoice``, and the
 face's ``<video>``); the microphone's clock starts when ``getUserMedia`` hands the page its stream (the
 fake device plays the file from then on). Figures, written to ``live.json`` (``--real``) or
 ``live_scripted.json``:
@@ -138,6 +139,15 @@ def make_wav(folder: Path, plan: tuple = PLAN) -> tuple[Path, list[dict]]:
     return path, marks
 
 
+def _niced_chromium(folder: Path) -> str:
+    """Debian's chromium at the lowest CPU priority: the browser runs on the user's machine, not the
+    server's, so here it takes only what the server leaves."""
+    wrapper = Path(folder) / "chromium-niced"
+    wrapper.write_text(f'#!/bin/sh\nexec nice -n 19 {shutil.which("chromium")} "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
 def run_page(url: str, wav: Path, seconds: float) -> tuple[float, list[dict], float]:
     """Open the page, start hands-free talk, watch for ``seconds``: the capture's start (the page's clock,
     ms), the events, and the capture's start as a Unix time (s)."""
@@ -147,7 +157,7 @@ def run_page(url: str, wav: Path, seconds: float) -> tuple[float, list[dict], fl
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=shutil.which("chromium"),
+            executable_path=_niced_chromium(wav.parent),
             args=[*CHROMIUM_ARGS, f"--use-file-for-fake-audio-capture={wav}%noloop",
                   "--autoplay-policy=no-user-gesture-required"])
         try:
