@@ -205,10 +205,11 @@ def barge_ins(log: str, capture_epoch_s: float) -> list[float]:
 
 
 def measure(marks: list[dict], capture_ms: float, events: list[dict], turns: list[dict], log: str,
-            capture_epoch_s: float) -> dict:
+            capture_epoch_s: float, *, heard_share: float = 0.6) -> dict:
     """The report's figures from the plan, the page's events, the stored turns and the server's log.
 
-    A barge-in is false when nobody was speaking: no planned utterance began before it and ended
+    An utterance counts as stored when a stored turn holds ``heard_share`` of its words. A barge-in is
+    false when nobody was speaking: no planned utterance began before it and ended
     less than 1.5 s before it (the time the server needs to hear a turn's last piece).
     """
     at = lambda e: (e["t"] - capture_ms) / 1000.0  # noqa: E731 - seconds on the microphone's clock
@@ -218,7 +219,8 @@ def measure(marks: list[dict], capture_ms: float, events: list[dict], turns: lis
     speech = [m for m in marks if m["kind"] == "speech"]
     rows, first_audio, first_video = [], [], []
     for k, mark in enumerate(speech):
-        matched = [t for t in turns if len(_words(mark["text"]) & _words(t["user_text"])) >= 0.6 * len(_words(mark["text"]))]
+        wanted = _words(mark["text"])
+        matched = [t for t in turns if len(wanted & _words(t["user_text"])) >= heard_share * len(wanted)]
         later = speech[k + 1]["start_s"] if k + 1 < len(speech) else float("inf")
         audio = next((t - mark["end_s"] for t in voice_on if mark["end_s"] < t < later), None)
         video = next((t - mark["end_s"] for t in face_on if mark["end_s"] < t < later), None)
