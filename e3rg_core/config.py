@@ -168,6 +168,7 @@ class UIConfig:
     max_file_size_mb: int = 50  # largest upload (portrait, voice sample, recording)
     queue_size: int = 16  # turns waiting beyond this are refused with a "busy" message
     max_recording_s: int = 60  # longest microphone or webcam turn
+    pause_s: float = 0.6  # hands-free talk: a pause this long ends the person's turn (0.3..3 s)
 
 
 @dataclass(frozen=True)
@@ -374,6 +375,8 @@ def _validate_ui(ui: UIConfig) -> None:
         raise ConfigError(f"ui.queue_size must lie in 1..1000, not {ui.queue_size}")
     if not 5 <= ui.max_recording_s <= 60:
         raise ConfigError(f"ui.max_recording_s must lie in 5..60 (the speech recogniser's limit), not {ui.max_recording_s}")
+    if not 0.3 <= ui.pause_s <= 3.0:
+        raise ConfigError(f"ui.pause_s must lie in 0.3..3 seconds (the pause that ends a hands-free turn), not {ui.pause_s}")
 
 
 def _validate_video(v: VideoConfig) -> None:

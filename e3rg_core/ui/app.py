@@ -46,7 +46,7 @@ from e3rg_core.ui import scripts
 from e3rg_core.ui.access import Passes
 from e3rg_core.ui.handlers import PageHandlers, PageView, TurnResult, TurnView, last
 from e3rg_core.ui.launch import ensure_stream_tools, launch_settings
-from e3rg_core.ui.live import STATUS_TEXT, LiveRooms
+from e3rg_core.ui.live import STATUS_TEXT, LiveRooms, listener_options
 from e3rg_core.ui.served import SWEEP_EVERY_S, TTL_S, ServedFiles
 from e3rg_core.ui.service import ChatService
 from e3rg_core.understanding.safety import DEFAULT_RESOURCES
@@ -190,7 +190,8 @@ def build_app(config: Config, *, service: ChatService | None = None,
         _wire_turns(w, handlers, stream)
         if stream:  # hands-free talk needs the streamed voice (its player says where it is)
             rooms = LiveRooms(Path(tempfile.gettempdir()) / "e3rg-live" / uuid.uuid4().hex[:12],
-                              lambda: service.pipeline.perceiver.transcriber().transcribe)
+                              lambda: service.pipeline.perceiver.transcriber().transcribe,
+                              options=listener_options(config.ui.pause_s, config.ui.max_recording_s))
             _wire_live(demo, w, handlers, rooms)
         _wire_sessions(w, handlers)
         _wire_avatars(w, handlers)

@@ -43,6 +43,16 @@ _FLUSH = object()
 #: when the pause comes delays the one that ends the turn (six sentences in real time, mean wait
 #: after the pause: 0.64 / 0.45 s pause-only against 0.73 / 0.61 s with passes every 2 s)
 HANDS_FREE = ListenerOptions(partial_every_s=30.0)
+
+
+def listener_options(pause_s: float, max_recording_s: float) -> ListenerOptions:
+    """``HANDS_FREE`` with the configured pause that ends a turn (``ui.pause_s``) and the longest turn (a second
+    under ``ui.max_recording_s``, so the turn's recording with its pre- and post-roll is accepted)."""
+    from e3rg_core.live import EndpointerOptions
+
+    endpointer = dataclasses.replace(EndpointerOptions(), end_pause_s=float(pause_s),
+                                     max_speech_s=float(max_recording_s) - 1.0)  # with the rolls, a turn fits it
+    return dataclasses.replace(HANDS_FREE, endpointer=endpointer)
 MAX_ROOMS = 64
 SAMPLE_RATE_HZ = 16000
 #: what the page shows of a hands-free conversation

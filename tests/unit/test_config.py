@@ -56,6 +56,7 @@ def test_custom_profile(tmp_path):
     ("[models.x]\nbackend = \"tensorflow\"\nmodel = \"m\"\n", "choose from llamacpp"),
     ("[models.x]\nbackend = \"openai\"\n", "needs 'backend' and 'model'"),
     ("bogus = 1\n", "unknown config keys"),
+    ("[ui]\npause_s = 0.1\n", "ui.pause_s must lie in 0.3..3 seconds"),
     ("not toml [", "not valid TOML"),
 ])
 def test_errors_say_what_is_allowed(tmp_path, toml, match):
