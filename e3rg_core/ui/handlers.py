@@ -29,6 +29,7 @@ from e3rg_core.ui.service import ChatService, Committed
 
 if TYPE_CHECKING:
     from e3rg_core.live import Interruption, Reply
+    from e3rg_core.memory import Profile
     from e3rg_core.perception.asr import Transcript
     from e3rg_core.ui.live import LiveRooms, Room
 
@@ -364,18 +365,21 @@ class PageHandlers:
                        cached_only: bool = False) -> str | None:
         """A servable copy of the avatar's listening face (``Stages.listening_face``); with ``cached_only``
         None unless it was made already (``prepare_listening_face`` makes it for next time)."""
-        caller, _ = self.passes.open(token, login=login)
-        avatar = self.service.avatar(avatar_id, owner=caller.owner)
+        avatar = self._avatar(token, avatar_id, login)
         path = self.service.pipeline.listening_face(avatar.id, emotion, render=not cached_only)
         return self.served.avatar_file(avatar.id, path) if path is not None else None
 
     def prepare_listening_face(self, token: Any, avatar_id: str | None, emotion: str, *, login: str = "") -> None:
         """Make the avatar's listening face of ``emotion`` in the background, after a turn (never during one)."""
-        caller, _ = self.passes.open(token, login=login)
-        avatar = self.service.avatar(avatar_id, owner=caller.owner)
+        avatar = self._avatar(token, avatar_id, login)
         if self.service.pipeline.listening_face(avatar.id, emotion, render=False) is None:
             threading.Thread(target=_quietly, args=(self.service.pipeline.listening_face, avatar.id, emotion),
                              name="e3rg-listening-face", daemon=True).start()
+
+    def _avatar(self, token: Any, avatar_id: str | None, login: str) -> Profile:
+        """The avatar ``avatar_id`` as the caller of ``token`` may use it."""
+        caller, _ = self.passes.open(token, login=login)
+        return self.service.avatar(avatar_id, owner=caller.owner)
 
     def interrupted(self, token: Any, stored: tuple[str, str], cut: Interruption, *, login: str = "") -> None:
         """The stored turn ``stored`` = (conversation id, turn id) was cut short while it played."""

@@ -323,13 +323,8 @@ def _feed(listener: Listener, chunk: Any) -> list[Utterance]:
     if chunk is _FLUSH:  # the microphone stopped: what was being said ends there
         return listener.flush()
     if isinstance(chunk, tuple) and len(chunk) == 2:
-        rate, samples = chunk
-        samples = np.asarray(samples)
-        if samples.ndim == 2:
-            samples = samples.mean(axis=1)
-        if samples.dtype.kind in "iu":
-            samples = samples.astype(np.float32) / float(np.iinfo(samples.dtype).max + 1)
-        return listener.feed_samples(samples.astype(np.float32), sample_rate_hz=int(rate))
+        rate, samples = chunk  # int16 or float, [n] or [n, channels]: the listener reads them all
+        return listener.feed_samples(np.asarray(samples), sample_rate_hz=int(rate))
     if isinstance(chunk, (bytes, bytearray)):
         return listener.feed_wav(bytes(chunk))
     if isinstance(chunk, (str, Path)):

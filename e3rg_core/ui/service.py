@@ -273,8 +273,10 @@ class ChatService:
         understanding = Understanding.of(decision, said, timings_s=decision.timings_s)
         media = _user_media(request, user_media)
         if pieces:
-            media["reply_audio"] = _join_wavs([p.speech.wav_path for p in pieces], Path(workdir) / "reply_cut.wav",
-                                              until_s=cut.at_s if cut is not None else None)
+            from e3rg_core.speech.pieces import join_speech
+
+            voice = join_speech([p.speech for p in pieces], Path(workdir) / "reply_said.wav").wav_path
+            media["reply_audio"] = voice if cut is None else _cut_wav(voice, cut.at_s, Path(workdir) / "reply_cut.wav")
         details = _details(heard, understanding, pieces[0].speech.voice if pieces else "")
         details["interrupted"] = _cut_details(cut) if cut is not None else {"at_s": None, "unspoken": ""}
         return self._store(session, request, heard, understanding, timings, details, media, replace=replace,
@@ -354,21 +356,11 @@ def _cut_details(cut: Interruption) -> dict[str, Any]:
     return {"at_s": round(cut.at_s, 3), "unspoken": cut.part.unspoken}
 
 
-def _join_wavs(paths: list[Path], out_path: Path, *, until_s: float | None = None) -> Path:
-    """The WAVs one after another (one rate), cut at ``until_s`` seconds when given."""
-    import numpy as np
-
+def _cut_wav(path: Path, until_s: float, out_path: Path) -> Path:
+    """The WAV's first ``until_s`` seconds (at least one sample) in ``out_path``."""
     from e3rg_core.media.audio import read_audio, write_wav
 
-    parts = [read_audio(Path(p)) for p in paths]
-    rate = parts[0].sample_rate_hz
-    samples = np.concatenate([p.samples for p in parts])
-    if until_s is not None:
-        samples = samples[: max(1, int(round(until_s * rate)))]
+    audio = read_audio(Path(path))
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    write_wav(out_path, samples, rate)
+    write_wav(out_path, audio.samples[: max(1, int(round(until_s * audio.sample_rate_hz)))], audio.sample_rate_hz)
     return out_path
-
-
-def _cut_wav(path: Path, until_s: float, out_path: Path) -> Path:
-    return _join_wavs([path], out_path, until_s=until_s)

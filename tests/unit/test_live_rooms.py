@@ -73,13 +73,22 @@ def test_silence_and_noise_make_no_utterance(rooms):
     assert not any(u.utterance for u in updates) and {u.status for u in updates} == {"listening"}
 
 
-def test_talking_over_the_reply_cuts_it_where_it_was(rooms, speech, tmp_path):
+REPLY = "It sounds like that day asked a lot of you."
+
+
+def playing_reply(rooms, speech, folder: Path):
+    """The avatar's reply on the page of room "page": its voice handed to the room; the reply's cancel token."""
     room = rooms.room("page")
-    reply_wav = tmp_path / "reply.wav"
+    reply_wav = folder / "reply.wav"
     soundfile.write(str(reply_wav), speech["reply"], SR)
     reply = room.begin_reply()
-    room.add_piece(str(reply_wav), "It sounds like that day asked a lot of you.")
-    reply.add_piece("It sounds like that day asked a lot of you.", len(speech["reply"]) / SR)
+    room.add_piece(str(reply_wav), REPLY)
+    return reply
+
+
+def test_talking_over_the_reply_cuts_it_where_it_was(rooms, speech, tmp_path):
+    reply = playing_reply(rooms, speech, tmp_path)
+    reply.add_piece(REPLY, len(speech["reply"]) / SR)
     updates = hear_all(rooms, "page", np.concatenate([silence(0.3), speech["other"], silence(1.2)]), playing=True,
                        start_s=0.5)
     cut = [u for u in updates if u.barge_in is not None]
@@ -89,11 +98,7 @@ def test_talking_over_the_reply_cuts_it_where_it_was(rooms, speech, tmp_path):
 
 
 def test_the_replys_own_echo_neither_cuts_it_nor_makes_a_turn(rooms, speech, tmp_path):
-    room = rooms.room("page")
-    reply_wav = tmp_path / "reply.wav"
-    soundfile.write(str(reply_wav), speech["reply"], SR)
-    reply = room.begin_reply()
-    room.add_piece(str(reply_wav), "It sounds like that day asked a lot of you.")
+    reply = playing_reply(rooms, speech, tmp_path)
     echo = room_echo(speech["reply"], delay_s=0.15, gain_db=-18, snr_db=15)
     updates = hear_all(rooms, "page", echo, playing=True)
     assert not any(u.barge_in is not None for u in updates) and not reply.cancelled
