@@ -204,6 +204,43 @@ def unanswered(reply: str, ctx: ReplyContext) -> bool:
     return not (asked & answer) and opinion is None
 
 
+# Words any reply could hold: they make a reply no more about this message.
+_GENERIC_WORDS = frozenset(
+    "sorry hear heard sound sounds sounded feel feels feeling feelings felt understand understandable understanding "
+    "here listening listen support supporting tough hard difficult situation time times talk talking tell telling "
+    "more going through must know want like well okay thing things something anything everything lot way much "
+    "right now glad happy sad good great nice lovely wonderful awful terrible help helping care caring share "
+    "sharing thank thanks pain painful heavy rough happened happening anyone everyone someone people moment "
+    "experience process need needs make makes made wish hope hoping alone completely totally truly deeply "
+    "that's it's you're i'm i'd i'll what's there's let's don't can't isn't won't stressful frustrating "
+    "frustrated scary frightening frightened worried worrying worry upset lonely unfair exciting excited proud "
+    "heartbreaking awkward disappointing disappointed devastating devastated hurt hurting emotion emotions "
+    "emotional concern concerns anxious anxiety fun amazing imagine holding handle handling deal dealing cope "
+    "coping carry fine wonder kind able maybe perhaps around else".split()
+)
+
+
+def _stems(text: str) -> set[str]:
+    """Content words of ``text``, each cut to its first five letters (so "crosswords" meets "crossword")."""
+    return {w[:5] for w in _WORD.findall(_lower(text)) if w not in _STOP and w not in _GENERIC_WORDS and len(w) > 2}
+
+
+def generic(reply: str, ctx: ReplyContext) -> bool:
+    """A reply that could answer any message: it has no content word of what the person said (this
+    message or their last two) and at most one of its own beyond the words every reply has ("I hear you. I'm sorry you're feeling this
+    way."). A question to the avatar (judged by ``unanswered``) and a message with almost no words of
+    its own ("ok", "haha thanks") are left alone."""
+    if ctx.asks:
+        return False
+    message = _stems(ctx.user_text)
+    if len(message) < 2:
+        return False
+    said = message.union(*(_stems(line) for line in ctx.earlier_user[-2:]))
+    mine = _stems(reply)
+    # two specific words of its own ("Waiting for results is so hard.") make it about something
+    return not (mine & said) and len(mine) < 2
+
+
 def over_limit(reply: str, ctx: ReplyContext) -> bool:
     """Longer than the reply prompt allows."""
     return len(reply.split()) > ctx.max_words
@@ -220,6 +257,7 @@ DETECTORS: dict[str, Callable[[str, ReplyContext], bool]] = {
     "repeated_opener": repeated_opener,
     "unanswered": unanswered,
     "over_limit": over_limit,
+    "generic": generic,
 }
 
 

@@ -39,6 +39,9 @@ PROMOTED = ReplyContext("I got the promotion!", news="good")
     ("unanswered", "What do you think you'd like to call it?", ReplyContext(
         "What's a good name for a puppy?", asks=True)),
     ("over_limit", " ".join(["word"] * 36), ReplyContext("Hi")),
+    ("generic", "I hear you. I'm sorry you're feeling this way.", LAID_OFF),
+    ("generic", "That sounds so frustrating. Can you tell me more about the situation?", ReplyContext(
+        "My landlord kept my whole deposit for cleaning.", news="bad")),
 ])
 def test_each_detector_finds_its_fault(detector, reply, ctx):
     assert DETECTORS[detector](reply, ctx)
@@ -66,3 +69,12 @@ def test_an_answer_may_repeat_the_words_of_the_question():
     assert DETECTORS["speaker_voice"]("Herbs grow well in pots, yes.", ReplyContext("Herbs grow well in pots."))
     assert DETECTORS["speaker_voice"]("Ugh. My son got a detention.", ReplyContext(
         "My son got a detention, can you believe it?", asks=True))
+
+
+def test_a_reply_about_the_message_or_a_short_message_is_not_generic():
+    ctx = ReplyContext("My landlord kept my whole deposit for cleaning.", news="bad")
+    assert not DETECTORS["generic"]("Your whole deposit, for cleaning? That's not right.", ctx)
+    assert not DETECTORS["generic"]("Waiting for results like that is so hard.", LUMP)  # its own specifics
+    assert not DETECTORS["generic"]("I'm here.", ReplyContext("ok thanks"))  # nothing to be specific about
+    earlier = ReplyContext("It still hurts.", earlier_user=("My dog Max died on Sunday morning.",), news="bad")
+    assert not DETECTORS["generic"]("Losing Max like that hurts.", earlier)  # the conversation's words count

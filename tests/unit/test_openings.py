@@ -58,7 +58,8 @@ def test_every_opening_passes_the_guard_and_the_detectors_for_its_kind_of_news()
         coarse = "happy" if news == "good" else "sad"
         for opening in options:
             ctx = ReplyContext(text, news=news)
-            found = [d for d, detect in DETECTORS.items() if detect(opening, ctx)]
+            # an opening is the first part of a reply, not all of it: saying nothing specific is its job
+            found = [d for d, detect in DETECTORS.items() if d != "generic" and detect(opening, ctx)]
             assert found == [], (opening, found)
             if news == "bad":
                 assert safety.check(opening, user_text=text, coarse=coarse, risk=NONE).ok, opening
