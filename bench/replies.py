@@ -3,7 +3,7 @@ multi-turn conversations written for e3rg, turn after turn with its own replies 
 each reply is checked by the fault detectors (``e3rg_core.understanding.faults``).
 
     python bench/replies.py [--set dev|heldout] [--limit N] [--prompt emotion_aware|strategy|e3rg]
-                            [--no-screen] [--no-openings] [--name NAME]
+                            [--no-screen] [--no-openings] [--free] [--name NAME]
 
 ``bench/data/replies_dev.jsonl`` is for choosing what to change; ``replies_heldout.jsonl`` was
 written separately and is only measured. The report gives the share of replies with any fault, each
@@ -83,6 +83,8 @@ def main() -> None:
                         help="say every written sentence (no faulty sentence left out): the step before screening")
     parser.add_argument("--name", help="report name (default replies_<set>)")
     parser.add_argument("--no-openings", action="store_true", help="let the model begin every reply itself")
+    parser.add_argument("--free", action="store_true",
+                        help="let the model write each reply on from its opening (no composed reply: the step before)")
     parser.add_argument("--rescore", metavar="REPORT",
                         help="check the replies of an earlier report again with today's detectors (no model runs)")
     args = parser.parse_args()
@@ -94,6 +96,8 @@ def main() -> None:
         config = replace(config, understanding=replace(config.understanding, response_prompt=args.prompt))
     if args.no_screen:
         engine.SCREENED_FAULTS = ()
+    if args.free:
+        engine.COMPOSE = False
     if args.no_openings:
         config = replace(config, understanding=replace(config.understanding, openings=False))
     understander = Understander(config)
@@ -128,7 +132,7 @@ def main() -> None:
         "machine": machine(), "set": args.set, "conversations": len(conversations), "replies": len(rows),
         "responder": config.understanding.responder, "prompt": config.understanding.response_prompt,
         "openings": config.understanding.openings,
-        "screened": list(engine.SCREENED_FAULTS),
+        "screened": list(engine.SCREENED_FAULTS), "composed": engine.COMPOSE,
         **summary(rows),
         "seconds": {"decide_median": round(statistics.median(decide_s), 3),
                     "reply_median": round(statistics.median(reply_s), 3),

@@ -28,7 +28,7 @@ from e3rg_core.config import Config, ModelProfile
 from e3rg_core.emotions import CANDIDATES, normalize_label, wheel
 from e3rg_core.errors import BackendFailed, ConfigError, E3rgError, InputError
 from e3rg_core.types import CORRECTION_VOTER, Decision, EmotionVote, RiskAssessment, Understanding, Utterance, UserTurn
-from e3rg_core.understanding import faults, openings, prompts, safety
+from e3rg_core.understanding import composer, faults, openings, prompts, safety
 from e3rg_core.understanding.base import (ChatModel, ChoiceScorer, ContinuingChat, EmotionClassifier, StreamingChat,
                                           TurnMedia)
 from e3rg_core.understanding.sentences import ReplySentences, clean_reply  # noqa: F401 - clean_reply is re-exported
@@ -44,6 +44,11 @@ HISTORY_CHARS = 600  # per earlier utterance in the prompt
 # Faults that leave a written sentence out of the reply (the rest of the reply still stands).
 SCREENED_FAULTS = ("advice_or_blame", "agreement_opener", "emotion_label", "third_person", "speaker_voice",
                    "invented", "repeated_opener")
+# A reply is composed (opening, restatement, closing: ``composer``) rather than written whole by the
+# model; a question to the avatar is still answered in the model's words. ``bench/replies.py --free``
+# turns it off to measure the step.
+COMPOSE = True
+RESTATE_TOKENS = 32  # one short sentence
 _CONTENT_FREE = ("N/A", "...", "[message]")  # inputs that carry no emotion, for calibration
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -319,8 +324,13 @@ class Understander:
             ctx = replace(ctx, max_words=max(12, ctx.max_words - len(check_in.split())))
         fam, opening = self.opening(decided, ctx)
         partial = fam in openings.PARTIAL
-        with contextlib.closing(self._written_sentences(decided, opening=opening, partial=partial,
-                                                        first_clause_words=first_clause_words)) as written:
+        if COMPOSE and self.settings.openings and not partial:
+            source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
+                                              first_clause_words=first_clause_words)
+        else:
+            source = self._written_sentences(decided, opening=opening, partial=partial,
+                                             first_clause_words=first_clause_words)
+        with contextlib.closing(source) as written:
             for sentence in written:
                 verdict = safety.check(sentence, user_text=decided.turn.text, coarse=u.coarse, risk=u.risk)
                 if not verdict.ok:
@@ -377,6 +387,61 @@ class Understander:
         fam = openings.family(turn.text, label=u.emotion, coarse=u.coarse, risk=u.risk, asks=ctx.asks,
                               confidence=u.confidence, earlier=ctx.earlier_user)
         return fam, openings.choose(fam, turn.text, previous_reply=ctx.previous_reply, seed=self.settings.seed)
+
+    def _composed_sentences(self, decided: Decided, ctx: faults.ReplyContext, *, fam: str | None, opening: str,
+                            closing: bool = True, first_clause_words: int = 0) -> Iterator[str]:
+        """The composed reply (``composer``), before the guard: ``opening`` (spoken while the rest is made),
+        a restatement of what happened, and a closing line from the bank (unless ``closing`` is false: a
+        check-in question ends the reply instead). With no opening and no fitting restatement the model
+        writes the reply itself."""
+        if opening:
+            yield opening
+        restated = self._restatement(decided, ctx)
+        if not restated and not opening:
+            yield from self._written_sentences(decided, first_clause_words=first_clause_words)
+            return
+        if restated:
+            yield restated
+        if closing:  # without an opening, the closing still fits the news
+            # an unsure vote shares no joy, and asks no light question just after bad news
+            recent_bad = ctx.news == "bad" or any(openings.bad_news_words(line)
+                                                  for line in ctx.earlier_user[-openings.RECENT_LINES:])
+            group = fam or ("hard" if recent_bad else None)
+            yield composer.closing(group, decided.turn.text, said=" ".join((opening, restated)),
+                                   previous_reply=ctx.previous_reply, seed=self.settings.seed)
+
+    def _restatement(self, decided: Decided, ctx: faults.ReplyContext) -> str:
+        """What happened, said back to the person as "you": the model's short extraction, checked against
+        the conversation and the fault detectors (asked twice), else their own sentence turned
+        (``composer.flipped``), else ""."""
+        s, turn, u = self.settings, decided.turn, decided.decision
+        responder = self._backends[s.responder]
+
+        def fits(sentence: str, begins_you: bool = True) -> bool:
+            return (composer.restatement_ok(sentence, user_text=turn.text, earlier=ctx.earlier_user,
+                                            begins_you=begins_you)
+                    and not faults.faults(sentence, ctx, names=(*SCREENED_FAULTS, "tone_mismatch"))
+                    and safety.check(sentence, user_text=turn.text, coarse=u.coarse, risk=u.risk).ok)
+
+        examples = prompts.select_examples(turn.text, s.shots, seed=s.seed)
+        messages = prompts.restatement_messages(turn, examples=examples, max_utterances=s.history_utterances)
+        for attempt in range(2):
+            options = dict(max_tokens=RESTATE_TOKENS, temperature=s.reply_temperature, seed=s.seed + attempt,
+                           media=decided.media)
+            if isinstance(responder, ContinuingChat):
+                pieces = _begun("You", responder.continue_stream(messages, "You", **options))
+            elif isinstance(responder, StreamingChat):
+                pieces = responder.chat_stream(messages, **options)
+            else:
+                pieces = iter([responder.chat(messages, **options)])
+            first = _first_sentence(pieces)
+            if first and fits(first):
+                return first
+        turned = composer.flipped(turn.text)
+        if turned and fits(turned, begins_you=False):
+            return turned
+        decided.guarded.append("no fitting restatement")
+        return ""
 
     def _written_sentences(self, decided: Decided, *, opening: str = "", partial: bool = False,
                            first_clause_words: int = 0) -> Iterator[str]:
@@ -449,6 +514,27 @@ def _begun(prefix: str, pieces: Iterator[str]) -> Iterator[str]:
         close = getattr(pieces, "close", None)
         if close is not None:
             close()
+
+
+def _first_sentence(pieces: Iterator[str]) -> str:
+    """The first clean sentence of a model's streamed text ("" if none); generation stops there."""
+    splitter = ReplySentences()
+    try:
+        for piece in pieces:
+            done = splitter.feed(piece)
+            if done:
+                return done[0]
+            if splitter.stopped:
+                break
+    except E3rgError as exc:
+        logger.warning("the responder failed while restating (%s)", exc)
+        return ""
+    finally:
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
+    rest = splitter.close()
+    return rest[0] if rest else ""
 
 
 def _same_words(a: str, b: str) -> bool:

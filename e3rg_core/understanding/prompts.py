@@ -97,6 +97,14 @@ ANSWER_TASK = (
     "preference of your own, in one or two short sentences. Your reply begins with \"{opening}\"."
 )
 
+# The composed reply's one written part (``composer``): a restatement of what happened, said to them as
+# "you". The engine begins the answer with "You", so the model cannot slip into the Speaker's voice.
+RESTATE_TASK = (
+    "Task: say back to the Speaker, in one short sentence, what happened in their last message, speaking to "
+    "them as \"you\" (their \"I\" and \"my\" become \"you\" and \"your\"). Keep who did what exactly as they "
+    "said it and use their own words. Add nothing: no feelings, no advice, no question."
+)
+
 # Added to the reply task when the Speaker may be at risk (now or earlier in the dialogue). It names no
 # harm: told "may have thought about harming themselves", the 1.5B model said it back to a message that
 # named none ("You're not sure if you want to live with this."); the engine asks about safety itself.
@@ -216,6 +224,15 @@ def risk_messages(
     return [
         system_message(max_words),
         ChatMessage("user", _context(turn, examples, max_utterances) + RISK_TASK),
+    ]
+
+
+def restatement_messages(turn: UserTurn, *, examples: Sequence[Example] = (), max_utterances: int = 8,
+                         max_words: int = MAX_WORDS) -> list[ChatMessage]:
+    """The restatement task (see ``RESTATE_TASK``) after the emotion prompt's system message and dialogue."""
+    return [
+        system_message(max_words),
+        ChatMessage("user", _context(turn, examples, max_utterances) + RESTATE_TASK),
     ]
 
 

@@ -5,8 +5,10 @@ import pytest
 from e3rg_core.config import load_config
 from e3rg_core.errors import BackendFailed, ConfigError, InputError
 from e3rg_core.types import Understanding, Utterance, UserTurn
+from e3rg_core.understanding import engine as engine_module
 from e3rg_core.understanding.engine import Understander, clean_reply, clean_text
 from e3rg_core.voters import parse_voter
+from e3rg_core.understanding import composer
 from tests.doubles import ContinuingChat, FixedClassifier, ScriptedChat, StreamingChat
 
 
@@ -366,7 +368,8 @@ def test_the_risk_detector_keeps_the_encoder_its_thresholds_were_measured_with()
 LAID_OFF = "I got laid off this morning after twelve years at the company."
 
 
-def test_an_opening_that_fits_begins_the_reply_and_the_model_writes_on_from_it():
+def test_an_opening_that_fits_begins_the_reply_and_the_model_writes_on_from_it(monkeypatch):
+    monkeypatch.setattr(engine_module, "COMPOSE", False)  # the free-written reply (bench --free)
     chat = ContinuingChat(label="devastated", reply=" Twelve years is a long time to give a place.")
     engine = make(backends={"qwen1.5b": chat}, openings=True)
     decided = engine.decide(UserTurn(text=LAID_OFF))
@@ -377,7 +380,8 @@ def test_an_opening_that_fits_begins_the_reply_and_the_model_writes_on_from_it()
     assert opening in chat.calls[-1]["messages"][-1].content  # the task says how the reply begins
 
 
-def test_a_model_that_cannot_continue_is_told_the_opening_and_its_repeat_is_dropped():
+def test_a_model_that_cannot_continue_is_told_the_opening_and_its_repeat_is_dropped(monkeypatch):
+    monkeypatch.setattr(engine_module, "COMPOSE", False)  # the free-written reply (bench --free)
     engine = make(backends={"qwen1.5b": StreamingChat(label="devastated", reply="placeholder")}, openings=True)
     decided = engine.decide(UserTurn(text=LAID_OFF))
     _, opening = engine.opening(decided)
@@ -385,7 +389,8 @@ def test_a_model_that_cannot_continue_is_told_the_opening_and_its_repeat_is_drop
     assert list(engine.reply_sentences(decided)) == [opening, "Twelve years is a long time."]
 
 
-def test_an_opening_alone_is_followed_by_a_short_question_not_left_bare():
+def test_an_opening_alone_is_followed_by_a_short_question_not_left_bare(monkeypatch):
+    monkeypatch.setattr(engine_module, "COMPOSE", False)  # the free-written reply (bench --free)
     chat = ContinuingChat(label="devastated", reply=" You should update your CV tonight.")  # advice: left out
     engine = make(backends={"qwen1.5b": chat}, openings=True)
     decided = engine.decide(UserTurn(text=LAID_OFF))
@@ -410,3 +415,32 @@ def test_a_started_answer_the_model_left_empty_is_not_said():
     decided = engine.decide(UserTurn(text="What's your favourite season?"))
     with pytest.raises(BackendFailed):
         list(engine.reply_sentences(decided))
+
+
+def test_a_composed_reply_is_opening_restatement_and_closing():
+    chat = ContinuingChat(label="devastated", reply=" were laid off this morning after twelve years.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text=LAID_OFF))
+    sentences = list(engine.reply_sentences(decided))
+    fam, opening = engine.opening(decided)
+    assert sentences[:2] == [opening, "You were laid off this morning after twelve years."]
+    assert len(sentences) == 3 and sentences[2] in composer.CLOSINGS["loss"]
+    assert chat.prefixes == ["You"] and "say back" in chat.calls[-1]["messages"][-1].content
+
+
+def test_a_restatement_in_the_users_voice_is_redone_then_their_sentence_is_turned():
+    chat = ContinuingChat(label="devastated", reply="? I got laid off and my wife left me.")  # "You? I...": refused
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text=LAID_OFF))
+    sentences = list(engine.reply_sentences(decided))
+    assert sentences[1] == "You got laid off this morning after twelve years at the company."
+    assert chat.prefixes == ["You", "You"] and "wife" not in " ".join(sentences)
+
+
+def test_a_plain_message_with_nothing_to_restate_is_written_by_the_model():
+    chat = ContinuingChat(label="neutral", reply=" know what, never mind.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="Octopuses have three hearts apparently."))
+    assert engine.opening(decided)[1] == ""
+    sentences = list(engine.reply_sentences(decided))
+    assert sentences and not sentences[0].startswith("You know")

@@ -1,0 +1,146 @@
+"""A reply composed from parts a small model does reliably (issue 20): an opening chosen by the feeling
+(``openings``), a short restatement of what happened said to the person as "you", and a closing line
+(a reflection or a gentle question) from a bank per feeling, varied by turn.
+
+Only the restatement is written by the model, as a short extraction task that begins with "You"; it is
+kept only when it passes ``restatement_ok``: second person, no "I", nothing the person did not say
+(its content words come from the conversation), about this message, short, and free of the faults a
+caring listener would not make. When the model's restatement fails twice, ``flipped`` says the
+person's own first sentence back with its pronouns turned ("My card got declined." -> "Your card got
+declined."), when that sentence is short and plain enough to turn safely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Sequence
+
+from e3rg_core.understanding import faults
+from e3rg_core.understanding.safety.text import canonical
+
+MAX_RESTATEMENT_WORDS = 18
+_WORD = re.compile(r"[a-z']+")
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|us|our|ours)\b")
+_CONTENT_STOP = faults._STOP | {"you", "your", "you're", "you've", "you'd", "you'll", "yours", "yourself", "been",
+                                "got", "get", "getting", "gets", "just", "still", "even", "all", "one", "out", "up",
+                                "into", "over", "off", "back", "now", "today", "again"}
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in _WORD.findall(canonical(text)) if w not in _CONTENT_STOP and len(w) > 2}
+
+
+def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = (), begins_you: bool = True) -> bool:
+    """Whether ``sentence`` restates the message faithfully: to "you" (beginning with it, if
+    ``begins_you``), no "I", short, a statement, about this message, and with at most one content word
+    that nobody in the conversation said."""
+    said = canonical(sentence)
+    words = said.split()
+    if not 3 <= len(words) <= MAX_RESTATEMENT_WORDS or not said.rstrip().endswith("."):
+        return False
+    if _FIRST_PERSON.search(said) or "?" in said or "!" in said or not re.search(r"\byou", said):
+        return False
+    if (begins_you and not said.startswith("you")) or _AWKWARD_START.match(said):
+        return False
+    mine, message = _stems(sentence), _stems(user_text)
+    conversation = message.union(*(_stems(line) for line in earlier))
+    if len(mine & message) < min(2, len(message)):
+        return False  # not about what they just said
+    return len(mine - conversation) <= 1  # the person's facts, not new ones
+
+
+# Sentences that start so are no restatement ("Sorry if you're...", "You know it's dumb...").
+_AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said|you told|you asked|because|cos|"
+                            r"ok|okay|yes|no|well|anyway|also)\b")
+_LEADING = re.compile(r"^(?:and|but|so|just|still|also|oh|ok|okay|well|anyway|update:?)\b[\s,]*", re.IGNORECASE)
+
+# Their word -> the word said back to them. "you" in a message means the avatar, so such a message is
+# not turned (see ``flipped``).
+_TURN = {"i": "you", "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll", "me": "you",
+         "my": "your", "mine": "yours", "myself": "yourself", "am": "are", "we": "you", "we're": "you're",
+         "we've": "you've", "we'd": "you'd", "we'll": "you'll", "us": "you", "our": "your", "ours": "yours",
+         "ourselves": "yourselves", "im": "you're", "ive": "you've"}
+_WAS_AFTER = {"i", "we"}  # "I was" -> "you were"
+_FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*", re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def flipped(user_text: str, *, max_words: int = 14) -> str:
+    """The person's first sentence said back to them ("Your card got declined on a first date."), or ""
+    when it is not a plain statement about them that turns safely: a question, a message to the avatar
+    ("you"), a quotation, no first person in it, or too long."""
+    text = " ".join(user_text.replace("\u2019", "'").split())
+    match = _SENTENCE.match(text)
+    if not match:
+        return ""
+    first = _LEADING.sub("", _FILLERS.sub(" ", match.group(0)).strip()).rstrip(".!? ")
+    words = first.split()
+    lowered = [w.lower().strip(",;:") for w in words]
+    if not 3 <= len(words) <= max_words or "?" in match.group(0) or any(c in first for c in "\"'‘“") and (
+            re.search(r"(?:^|\s)['‘“\"]", first)):
+        return ""
+    if any(w in ("you", "your", "you're", "yours", "u", "ur") for w in lowered):
+        return ""
+    if not any(w in _TURN for w in lowered):
+        return ""
+    out = []
+    for i, (word, low) in enumerate(zip(words, lowered)):
+        tail = word[len(word.rstrip(",;:")):]
+        if low in ("was", "wasn't") and i and lowered[i - 1] in _WAS_AFTER:
+            new = "were" if low == "was" else "weren't"
+        elif low == "me" and i and lowered[i - 1] in ("and", "or"):
+            new = "you"
+        else:
+            new = _TURN.get(low)
+        out.append((new + tail) if new is not None else word)
+    sentence = " ".join(out)
+    return sentence[0].upper() + sentence[1:] + "."
+
+
+# Closing lines by the opening's family group: reflections and gentle questions, several each, none
+# cheerful for bad news and none with advice. The group of a question-less plain message is "plain".
+CLOSINGS: dict[str, tuple[str, ...]] = {
+    "loss": ("How are you holding up?", "That's so much to carry.", "I'm here, whenever you want to talk.",
+             "Go gently with yourself today.", "How are you doing with it all?", "That leaves such a gap."),
+    "lonely": ("Loneliness like that is heavy.", "How long has it felt this way?", "I'm glad we're talking.",
+               "That kind of quiet can really hurt."),
+    "worry": ("What's worrying you most?", "That would shake anyone.", "How are you holding up?",
+              "Of course that's on your mind.", "Not knowing is the hardest part."),
+    "unfair": ("You didn't deserve that.", "Anyone would be upset.", "How are you feeling about it now?",
+               "That's not right at all.", "No wonder it's getting to you."),
+    "sting": ("Anyone would cringe at that.", "Those moments replay in our heads, don't they?",
+              "How are you feeling about it now?", "It happens to more people than you'd think."),
+    "guilt": ("It says a lot that you care this much.", "Go easy on yourself.", "What's weighing on you most?"),
+    "letdown": ("After all that hope, too.", "How are you feeling about it now?", "That's really deflating.",
+                "What a shame."),
+    "hard": ("How are you holding up?", "That's a lot to deal with.", "What's been hardest?",
+             "I'm here if you want to talk it through."),
+    "care": ("I'm here with you.", "Take all the time you need.", "How are you feeling right now?"),
+    "memory": ("What do you remember most?", "Moments like that stay with us.", "Tell me more about it?"),
+    "good": ("How did it feel?", "Tell me everything!", "What was the best part?", "What happens next?",
+             "You must be buzzing.", "How are you celebrating?"),
+    "pride": ("You earned this.", "How did it feel?", "All that work paid off.", "What was the best part?"),
+    "surprise": ("How did it happen?", "Did you see it coming?", "What happens next?"),
+    "plain": ("Tell me more?", "How did that come about?", "What's it like?", "How is it going so far?",
+              "What got you into it?"),
+}
+_GROUP = {"pride": "pride", "warm": "good", "excited": "good", "joy": "good", "surprise": "surprise"}
+
+
+def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: str = "", seed: int = 0) -> str:
+    """A closing line for a reply of opening family ``fam``: varied by message, not in the previous reply,
+    and sharing as few words as possible with what the reply already says (``said``)."""
+    options = CLOSINGS[_GROUP.get(fam or "", fam if fam in CLOSINGS else "plain")]
+    start = int.from_bytes(hashlib.sha256(f"{seed}\2{user_text}".encode("utf-8", "replace")).digest()[:4], "big")
+    taken = set(canonical(said).lower().split())
+    previous = canonical(previous_reply)
+    best, best_cost = "", None
+    for i in range(len(options)):
+        line = options[(start + i) % len(options)]
+        if canonical(line) in previous:
+            continue
+        cost = len(set(canonical(line).lower().split()) & taken)
+        if best_cost is None or cost < best_cost:
+            best, best_cost = line, cost
+    return best or options[start % len(options)]

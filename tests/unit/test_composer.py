@@ -1,0 +1,68 @@
+"""The composed reply's parts: the restatement check, the turned sentence and the closing bank."""
+
+import pytest
+
+from e3rg_core.understanding import composer
+from e3rg_core.understanding.faults import ADVICE, CHEERFUL, ReplyContext, faults
+
+LAID_OFF = "I got laid off this morning after twelve years at the company."
+
+
+@pytest.mark.parametrize("sentence", [
+    "You got laid off this morning after twelve years.",
+    "You were laid off from the company this morning.",
+])
+def test_a_faithful_restatement_passes(sentence):
+    assert composer.restatement_ok(sentence, user_text=LAID_OFF)
+
+
+@pytest.mark.parametrize("sentence", [
+    "I got laid off this morning after twelve years.",  # the user's voice
+    "You got laid off and your wife left you after the argument.",  # facts nobody said
+    "You got laid off this morning?",  # a question
+    "Your company is great.",  # not about this message (one shared word)
+    "You know, getting laid off after twelve years at a company is something that happens to many people.",
+])
+def test_an_unfaithful_restatement_fails(sentence):
+    assert not composer.restatement_ok(sentence, user_text=LAID_OFF)
+
+
+def test_the_conversations_earlier_words_count_as_said():
+    assert composer.restatement_ok("You keep reaching for your phone to call Nana.", user_text=(
+        "I keep reaching for my phone to call her."), earlier=("My Nana died on Sunday.",))
+
+
+@pytest.mark.parametrize("message, said_back", [
+    ("My card got declined on a first date.", "Your card got declined on a first date."),
+    ("I was told I'm not leadership material.", "You were told you're not leadership material."),
+    ("And now we've got a mortgage lol", "Now you've got a mortgage."),
+    ("Our dog Biscuit was 14.", "Your dog Biscuit was 14."),
+])
+def test_a_plain_sentence_is_turned_to_you(message, said_back):
+    assert composer.flipped(message) == said_back
+
+
+@pytest.mark.parametrize("message", [
+    "Do you remember our conversations?",  # a question
+    "You always know what to say to me.",  # to the avatar: "you" cannot be turned
+    "The weather was nice.",  # nothing of theirs to turn
+    "I spent three weeks building the quarterly forecast model in the evenings while my team went home early.",
+])
+def test_a_sentence_that_does_not_turn_safely_is_left(message):
+    assert composer.flipped(message) == ""
+
+
+def test_closings_for_bad_news_are_neither_cheerful_nor_advice():
+    for group in ("loss", "lonely", "worry", "unfair", "sting", "letdown", "hard", "care"):
+        for line in composer.CLOSINGS[group]:
+            assert CHEERFUL.search(line.lower()) is None and ADVICE.search(line.lower()) is None, line
+            assert not faults(line, ReplyContext(LAID_OFF, news="bad"), names=["third_person", "emotion_label"])
+
+
+def test_a_closing_is_varied_avoids_the_previous_reply_and_repeated_words():
+    lines = {composer.closing("loss", f"message {i}") for i in range(40)}
+    assert len(lines) > 3
+    previous = composer.closing("loss", LAID_OFF)
+    assert composer.closing("loss", LAID_OFF, previous_reply=f"I'm so sorry. {previous}") != previous
+    chosen = composer.closing("hard", LAID_OFF, said="You lost your job. How are you holding up?")
+    assert "you" not in chosen.lower().split()
