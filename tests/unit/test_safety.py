@@ -8,7 +8,7 @@ import pytest
 from e3rg_core.types import RiskAssessment
 from e3rg_core.understanding.safety import canonical, check, crisis_sentences, distressed, safe_reply
 from e3rg_core.understanding.safety import patterns
-from e3rg_core.understanding.safety.response import DEFAULT_RESOURCES, specific
+from e3rg_core.understanding.safety.response import DEFAULT_RESOURCES, asked_recently, reflect, specific
 
 NONE = RiskAssessment()
 CRISIS = RiskAssessment(level="crisis", category="plan_means", sources=("patterns",))
@@ -233,3 +233,32 @@ def test_a_question_about_the_avatar_is_told_apart(text, expected):
     from e3rg_core.understanding.safety.detector import to_listener
 
     assert to_listener(canonical(text)) is expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I don't really see the point of waking up tomorrow", "you don't really see the point of waking up tomorrow"),
+    ("i keep thinking everyone would manage fine if i just wasn't around lol",
+     "you keep thinking everyone would manage fine if you just weren't around"),
+    ("Gave my guitar away. Won't need it where I'm going.", "you won't need it where you're going"),
+    ("i wanna k i l l  m y s e l f honestly", "you want to kill yourself"),
+    ("do you think anyone would miss me if i was gone?", ""),  # spoken to the avatar: not said back
+    ("it would be easier if I just disappeared", ""),  # heard alone it would sound like the avatar's wish
+    ("I had pasta for dinner", ""),  # nothing of risk to say back
+])
+def test_the_crisis_answer_says_the_persons_own_words_back(text, expected):
+    assert reflect(text) == expected
+
+
+def test_a_crisis_answer_reflects_asks_about_now_and_keeps_its_humility_when_guessed():
+    guessed = RiskAssessment(level="crisis", category="passive_ideation", sources=("meaning",))
+    for i in range(4):
+        said = crisis_sentences(f"Honestly I just want everything to stop. {i}", guessed)
+        # read from meaning alone: the person's words, and a sign that the avatar may have it wrong
+        assert "you just want everything to stop" in said[0]
+        assert "wrong" in said[0] or "sure I understand" in said[0]
+        assert "?" in said[1] and DEFAULT_RESOURCES in said
+    outright = RiskAssessment(level="crisis", category="explicit", sources=("meaning",))
+    for i in range(6):  # said outright: asked about now, not again whether they think of suicide
+        said = crisis_sentences(f"tonight's the night I finally end it {i}", outright)
+        assert "?" in said[1] and "suicide" not in said[1] and "ending your life" not in said[1]
+        assert asked_recently([" ".join(said)])  # an answer to it is read as an answer about safety

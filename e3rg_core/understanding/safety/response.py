@@ -78,12 +78,93 @@ _DEFAULT_SPECIFIC = {"plan_means": "how you might do it", "farewell": "how thing
 _TENTATIVE = ("I might be reading this wrong, but something in what you said made me want to check on you.",
               "I may have this wrong, and if so I'm sorry, but I'd rather ask than guess.",
               "Some of what you said worries me a little, and I'd rather ask than guess.")
+_OUTRIGHT = re.compile(r"\b(?:kill(?:ing)? (?:my ?self|me)|suicide|end (?:it|it all|my life|things|everything)|"
+                       r"take my (?:own )?life|want to die|going to die)\b")
+_ECHO = ("When you say {echo}, I hear how much pain you're in, and I'm really glad you told me.",
+         "Thank you for telling me that {echo}. I'm taking it seriously, because I care what happens to you.")
+_ECHO_TENTATIVE = ("When you say {echo}, I might be reading it wrong, but it worries me, and I'd rather ask "
+                   "than guess.",
+                   "You said {echo}, and I want to be sure I understand, because I care what happens to you.")
 _ASK = ("Can I ask you directly: are you thinking about ending your life, and are you safe right now?",
         "Are you thinking about suicide, and are you safe where you are right now?")
+# When the person has said it outright ("I'm going to end it tonight"), asking whether they are thinking
+# of suicide repeats them back: ask about now instead, so that a "yes" means danger as it does after
+# the other questions (the detector reads a short answer to any of them that way).
+_ASK_EXPLICIT = ("Have you done anything to hurt yourself already, or are you thinking of acting on it soon? "
+                 "Your safety is what matters to me right now.",
+                 "Are you thinking of acting on it soon, and do you have what you would use with you right now? "
+                 "I want you to be safe.")
 _ASK_SELF_HARM = ("Are you hurt right now, or thinking about ending your life?",
                   "Are you safe right now, and do you need care for any injury?")
 _CLOSE = ("You don't have to go through this alone; I'm here and I'd like to keep talking with you.",
           "Is there someone you trust who could be with you now? I'm here, and I'm staying with you.")
+
+
+# Saying back the person's own words is the first thing crisis-line guidance asks for ("you said you
+# don't see the point of waking up"): the reply is about this person, not a fixed paragraph. Only a short
+# clause is said back, in the second person; a clause that speaks to the avatar ("you") or cannot be
+# turned cleanly is not, and the openings above are used.
+_RISK_WORDS = re.compile(
+    r"\b(?:die|dying|dead|death|end\w*|kill\w*|suicid\w*|wak\w*|alive|liv\w*|point|anymore|gone|disappear\w*|"
+    r"stop|over|burden|better off|without me|goodbye|bye|letters?|notes?|pills|tablets|rope|gun|bridge|jump\w*|"
+    r"hurt\w*|cut\w*|burn\w*|bleed\w*|harm\w*|tonight|enough|give up|go on|tired|miss me|around|exist\w*|"
+    r"sleep|forever|here|away|won'?t need|won'?t be|where (?:i'?m|you're) going)\b")
+_FILLERS = re.compile(r"^(?:(?:honestly|tbh|ngl|lol|idk|like|so|and|but|just|well|ok|okay|yeah|i mean|"
+                      r"sometimes|lately|anyway|also|um|uh)\b[,\s]*)+")
+_TRAILING = re.compile(r"(?:[,\s]+(?:lol|tbh|ngl|haha\w*|honestly|idk|i guess|anyway|really))+$")
+_SWAPS = (
+    (r"\bi am\b", "you are"), (r"\bi'?m\b", "you're"), (r"\bim\b", "you're"), (r"\bi was\b", "you were"),
+    (r"\bi wasn'?t\b", "you weren't"), (r"\bi'?ve\b", "you've"), (r"\bive\b", "you've"),
+    (r"\bi'd\b", "you'd"), (r"\bi'll\b", "you'll"), (r"\bmyself\b", "yourself"), (r"\bmine\b", "yours"),
+    (r"\bmy\b", "your"), (r"\bme\b", "you"), (r"\bi\b", "you"),
+)
+_SWAPS_COMPILED = tuple((re.compile(p), w) for p, w in _SWAPS)
+# After the swap: "you (just) was" reads "you (just) were"
+_AGREE = ((re.compile(r"\byou ((?:\w+ )?)was\b"), r"you \1were"), (re.compile(r"\byou ((?:\w+ )?)wasn't\b"), r"you \1weren't"),
+          (re.compile(r"\byou ((?:\w+ )?)am\b"), r"you \1are"))
+# A clause may begin without its subject ("can't do this anymore", "won't need them where I'm going")
+_NO_SUBJECT = re.compile(r"^(?:can'?t|cannot|won'?t|don'?t|didn'?t|do not|want|wanna|need|just|really|keep|kept|"
+                         r"feel|feeling|been|thinking|thought|going to|gonna|wish|hope|hate|have|had|never|"
+                         r"honestly|sometimes|always|still|almost|already)\b")
+# The clause said back must begin with the person or the people around them, so that no line of it heard
+# alone ("it would be easier if you just disappeared") sounds like the avatar's own wish
+_SUBJECT = re.compile(r"^(?:you|your|everyone|everybody|everything|nobody|no one|nothing|noone|life|they|people|"
+                      r"tonight|tomorrow|all you)\b")
+REFLECT_WORDS = 20  # the longest clause said back
+
+
+def reflect(text: str) -> str:
+    """The riskiest short clause of ``text`` said back in the second person ("you don't see the point of
+    waking up tomorrow"), or ``""`` when no clause can be said back cleanly."""
+    said = canonical(text)
+    clauses = [c.strip(" ,-") for c in re.split(r"[.!?;\n]+|,\s+(?:but|and|so)\s+", said) if c.strip(" ,-")]
+    best, hits = "", -1
+    for clause in clauses:
+        clause = _TRAILING.sub("", _FILLERS.sub("", clause)).strip(" ,-")
+        n = len(_RISK_WORDS.findall(clause))
+        if clause and n >= hits:  # ties: the later clause, where the point usually is
+            best, hits = clause, n
+    if not best or hits == 0 or len(best.split()) > REFLECT_WORDS or len(best.split()) < 3:
+        return ""
+    if re.search(r"\b(?:you|your|yours|yourself|u|ur)\b", best):
+        return ""  # spoken to the avatar: turning the persons round would muddle who is who
+    if re.search(r"\b(?:abt|n|fr|rn|bc|cuz|ppl|tho|thru|ya|w|idc|imo|smh|af|pls|plz)\b", best):
+        return ""  # shorthand that reads badly said back
+    if not re.search(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|myself|mine)\b", best) and not _NO_SUBJECT.match(best):
+        return ""  # not about the writer in words that can be said back
+    for pattern, word in _SWAPS_COMPILED:
+        best = pattern.sub(word, best)
+    for pattern, word in _AGREE:
+        best = pattern.sub(word, best)
+    if re.match(r"(?:thinking|feeling|going|trying|planning|getting|being)\b", best):
+        best = "you're " + best
+    elif re.match(r"been\b", best):
+        best = "you've " + best
+    elif _NO_SUBJECT.match(best):
+        best = "you " + best
+    if not _SUBJECT.match(best):
+        return ""
+    return re.sub(r"\s+", " ", best).strip()
 
 
 def specific(text: str) -> str:
@@ -106,9 +187,16 @@ def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAUL
         category = "plan_means"  # the message names a means: speak to it
     options = _OPENINGS[category]
     opening = options[pick % len(options)].format(specific=named or "what you're planning")
-    if "patterns" not in risk.sources and not specific(text) and category not in ("explicit", "obfuscated"):
+    # read from meaning alone, the category is the nearest expression's, a guess: say the person's own
+    # words back, or ask because it cares, and never put words in their mouth
+    guessed = "patterns" not in risk.sources and category not in ("explicit", "obfuscated")
+    echo = "" if specific(text) else reflect(text)
+    if echo:
+        opening = (_ECHO_TENTATIVE if guessed else _ECHO)[pick % 2].format(echo=echo)
+    elif guessed and not specific(text):
         opening = _TENTATIVE[pick % len(_TENTATIVE)]
-    ask = (_ASK_SELF_HARM if category == "self_harm" else _ASK)[(pick // 3) % 2]
+    outright = risk.category in ("explicit", "obfuscated") and bool(_OUTRIGHT.search(canonical(text)))
+    ask = (_ASK_SELF_HARM if category == "self_harm" else _ASK_EXPLICIT if outright else _ASK)[(pick // 3) % 2]
     close = _CLOSE[(pick // 5) % len(_CLOSE)]
     return [opening, ask, resources.strip(), close]
 
@@ -123,7 +211,7 @@ _CHECK_IN = (
 @lru_cache(maxsize=1)
 def _safety_questions() -> frozenset[str]:
     """The avatar's questions about safety (check-ins and the crisis response's), canonical."""
-    return frozenset(canonical(q) for q in (*_CHECK_IN, *_ASK, *_ASK_SELF_HARM))
+    return frozenset(canonical(q) for q in (*_CHECK_IN, *_ASK, *_ASK_EXPLICIT, *_ASK_SELF_HARM))
 
 
 def asked_recently(listener_lines: list[str], *, turns: int = 3) -> bool:
