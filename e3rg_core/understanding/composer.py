@@ -43,11 +43,30 @@ def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = ()
         return False
     if (begins_you and not said.startswith("you")) or _AWKWARD_START.match(said):
         return False
+    if not _roles_kept(said, user_text, earlier):
+        return False
     mine, message = _stems(sentence), _stems(user_text)
     conversation = message.union(*(_stems(line) for line in earlier))
     if len(mine & message) < min(2, len(message)):
         return False  # not about what they just said
     return len(mine - conversation) <= 1  # the person's facts, not new ones
+
+
+_SUBJECT_I = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd)\b")
+_OWNER = re.compile(r"\b(?:my|our|me|i|we)\b")
+
+
+def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
+    """Who did what, as far as words can tell: "you <did>" only when the message has the person as a
+    subject ("She texted me" is no "You texted her"), and "your X" only when they said "my X" or "our X"
+    (a friend's dad is not "your dad")."""
+    message = canonical(user_text)
+    if re.match(r"you\b(?!r)", said) and not _SUBJECT_I.search(message):
+        return False
+    words = _WORD.findall(" ".join(canonical(line) for line in (*earlier, user_text)))
+    owned = {words[j] for i, w in enumerate(words) if _OWNER.fullmatch(w) for j in range(i + 1, min(i + 4, len(words)))}
+    owned_stems = {w[:5] for w in owned}
+    return all(m.group(1)[:5] in owned_stems for m in re.finditer(r"\byour ([a-z']+)", said))
 
 
 # Sentences that start so are no restatement ("Sorry if you're...", "You know it's dumb...").

@@ -298,7 +298,9 @@ class Understander:
         return Decided(turn=turn, media=media, decision=decision)
 
     def reply_sentences(self, decided: Decided, *, first_clause_words: int = 0) -> Iterator[str]:
-        """The reply, one clean sentence at a time, as the responder writes it.
+        """The reply, one clean sentence at a time, as it is made: composed (opening, restatement,
+        closing: ``_composed_sentences``) when openings are on and the message asks nothing, else as
+        the responder writes it.
 
         A responder that streams (``StreamingChat``) hands each sentence out as soon as it ends;
         another answers whole and its sentences follow at once. With ``first_clause_words`` the

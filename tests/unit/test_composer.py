@@ -66,3 +66,16 @@ def test_a_closing_is_varied_avoids_the_previous_reply_and_repeated_words():
     assert composer.closing("loss", LAID_OFF, previous_reply=f"I'm so sorry. {previous}") != previous
     chosen = composer.closing("hard", LAID_OFF, said="You lost your job. How are you holding up?")
     assert "you" not in chosen.lower().split()
+
+
+@pytest.mark.parametrize("sentence, message", [
+    ("You lost your dad this morning.", "My best friend Lena lost her dad this morning."),  # her dad, not yours
+    ("You texted Lena to come this morning.", "Lena texted me this morning: please come."),  # she did, not you
+])
+def test_a_restatement_that_swaps_who_did_what_fails(sentence, message):
+    assert not composer.restatement_ok(sentence, user_text=message)
+
+
+def test_a_restatement_that_keeps_who_did_what_passes():
+    assert composer.restatement_ok("Your best friend Lena lost her dad this morning.",
+                                   user_text="My best friend Lena lost her dad this morning.")
