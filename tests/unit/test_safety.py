@@ -262,3 +262,19 @@ def test_a_crisis_answer_reflects_asks_about_now_and_keeps_its_humility_when_gue
         said = crisis_sentences(f"tonight's the night I finally end it {i}", outright)
         assert "?" in said[1] and "suicide" not in said[1] and "ending your life" not in said[1]
         assert asked_recently([" ".join(said)])  # an answer to it is read as an answer about safety
+
+
+def test_pills_counted_to_keep_to_the_schedule_are_not_a_plan():
+    assert patterns.match(canonical("I counted my pills to make sure I didn't miss a dose")) is None
+    for risky in ("I've been stockpiling my tablets since my last refill",
+                  "counted my tablets again after the pharmacy, there's enough to do it"):
+        assert patterns.match(canonical(risky)) is not None
+
+
+def test_plain_words_in_a_joking_tone_get_a_check_in_not_the_crisis_response():
+    from e3rg_core.understanding.safety.detector import RiskDetector
+
+    detector = RiskDetector(None)  # patterns only
+    assert detector.assess("ugh mondays make me want to die lol").level == "check"
+    assert detector.assess("I want to die").level == "crisis"
+    assert detector.assess("i want to die lol. not joking").level == "crisis"  # it says it is meant

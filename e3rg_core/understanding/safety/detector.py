@@ -63,6 +63,11 @@ _CUES = {
 }
 
 
+# ... unless it says it is meant: "i want to die lol. not joking"
+_EARNEST = re.compile(r"\b(?:not (?:joking|kidding)|no joke|i mean it|for real|fr|seriously|srsly|deadass|"
+                      r"not a (?:joke|meme))\b|\bnot lol\b")
+
+
 def cues(text: str) -> tuple[str, ...]:
     """The signs in ``text`` (canonical) that it is not about the writer's own danger."""
     return tuple(name for name, pattern in _CUES.items() if pattern.search(text))
@@ -224,10 +229,16 @@ class RiskDetector:
         if history_says and (judged is None or not asks_judge):
             sources.append("history")  # no judge to ask: recall first
 
-        if sources:
+        # Plain words said in a joking tone ("ugh mondays make me want to die lol") and read as risk by the
+        # patterns alone: hyperbole more often than not, but masked pain sometimes, so the avatar asks
+        # directly (a check-in) rather than answering with the crisis response or letting it pass.
+        joking = sources == ["patterns"] and "light" in cues(current) and not context and not _EARNEST.search(current)
+        if sources and not joking:
             category = found.category if found is not None else (own.category if own is not None else "unspecified")
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
             level = "crisis"
+        elif joking:
+            category, evidence, level = found.category, found.matched, "check"
         elif (listener_question or not short and self._meaning_says(own, margin=t.check_margin, sim=t.check_sim,
                                                                   probe=t.check_probe)) and (
                 judged is None or judged >= t.judge / 2):

@@ -69,6 +69,11 @@ _ACCIDENT = re.compile(
     r"by accident|onions?|kitchen|baking|garden|gardening|paper cut|sunburn|sunburnt|hair|bread knife|tray|"
     r"soldering|workshop|crossing|hike|hiking|bungee|skydiv\w*|zip ?line|fare|stop|station|timetable)\b"
 )
+# Medicine kept on schedule, not saved up: "I counted my pills to make sure I didn't miss a dose".
+_ROUTINE = re.compile(
+    r"\b(?:miss(?:ed)? (?:a|my|any) (?:dose|pill|tablet)s?|next dose|daily dose|morning dose|refill|prescription|"
+    r"pharmac\w+|chemist|organi[sz]er|pill ?box|as prescribed|dosette|blister pack|on schedule)\b"
+)
 _CLAUSE = re.compile(r"[.!?;\n]+|,\s*(?:but|and then|so)\b")
 
 
@@ -98,5 +103,8 @@ def match(text: str) -> PatternMatch | None:
                 continue
             if category in ("self_harm", "reckless_intent") and _ACCIDENT.search(clause):
                 continue
+            if category == "plan_means" and found.group(0).startswith(("count", "collect")) \
+                    and _ROUTINE.search(clause) and not re.search(r"\b(?:lethal|enough|all of)\b", clause):
+                continue  # counted to keep to the schedule; saving or stockpiling them is never routine
             return PatternMatch(category, found.group(0))
     return None
