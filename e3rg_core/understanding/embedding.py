@@ -279,14 +279,18 @@ class EmbeddingClassifier:
         text = turn.text.strip()
         if not text:
             raise InputError("the message is empty; the emotion classifier needs text")
-        np = self._np
         previous = [u.text for u in turn.history if u.role == "speaker" and u.text.strip()]
         vectors = self._embed([text] + previous[-1:])
-        query = vectors[0]
-        if len(vectors) > 1 and self.history_weight > 0:
+        return self.classify_vectors(vectors[0], vectors[1] if len(vectors) > 1 else None)
+
+    def classify_vectors(self, message: Any, previous: Any = None) -> Mapping[str, float]:
+        """``classify`` from the embeddings of the message and of the speaker's previous line (or None)."""
+        np = self._np
+        query = message
+        if previous is not None and self.history_weight > 0:
             # The speaker's previous line is context ("It happened again." means little alone);
             # the listener's lines are left out because they echo rather than reveal the emotion.
-            query = (1 - self.history_weight) * query + self.history_weight * vectors[1]
+            query = (1 - self.history_weight) * query + self.history_weight * previous
         centred = self._centre(query)
         scores = ((1 - self.anchor_weight) * (self._centroids @ centred)
                   + self.anchor_weight * (self._anchors @ centred))

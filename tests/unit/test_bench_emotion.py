@@ -47,3 +47,28 @@ def test_goemotions_is_read_as_single_class_comments_balanced_per_class(bench, t
     assert {i for i, _, _ in items} >= {"a1", "a2", "a6"} and "a3" not in {i for i, _, _ in items}
     again = emotion_classes.load_goemotions(tmp_path, "dev", per_class=1, seed=0)
     assert [i for i, _, _ in again] == [i for i, _, _ in items]  # the draw is reproducible
+
+
+def test_the_rescoring_bench_calibrates_as_the_engine_does():
+    """bench/emotion_rescore.py re-scores kept LLM outputs with a copy of the engine's calibration."""
+    import types
+
+    import numpy as np
+
+    from e3rg_core.emotions import CANDIDATES
+    from e3rg_core.understanding.engine import _CONTENT_FREE, Understander
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCH))
+        rescore = importlib.import_module("emotion_rescore")
+    rng = np.random.default_rng(0)
+    raw = {t: rng.normal(-4, 1.5, len(CANDIDATES)) for t in (*_CONTENT_FREE, "message")}
+
+    class Kept:
+        def choice_logprobs(self, messages, choices):
+            return dict(zip(choices, raw[messages].tolist()))
+
+    fake = types.SimpleNamespace(_priors={}, _emotion_messages=lambda turn, shots: turn.text)
+    engine = Understander._calibrated(fake, Kept(), "llm", 0, "message")
+    bench = rescore.calibrate(raw["message"], np.stack([raw[t] for t in _CONTENT_FREE]))[0]
+    assert np.allclose([engine[c] for c in CANDIDATES], bench, atol=1e-9)
