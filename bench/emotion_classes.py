@@ -84,11 +84,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sets", default=",".join(E3RG_SETS), help="e3rg sets in bench/data")
     parser.add_argument("--name", help="report name (default: emotion_classes or emotion_public)")
+    parser.add_argument("--llm-threads", type=int,
+                        help="llama.cpp threads (default: the config's; 1 on a 2-core machine others share)")
     args = parser.parse_args()
     config = load_config(args.config, overrides={"understanding.voters": args.voters})
     understander = Understander(config)
+    for backend in understander._backends.values():
+        if args.llm_threads and hasattr(backend, "n_threads"):  # llama.cpp fits its threads to this per call
+            backend.n_threads = args.llm_threads
     understander.decide(UserTurn(text="Warming up."))  # first-call allocations and the LLM's prior
-    report: dict = {"benchmark": "emotion_classes", "machine": machine(),
+    report: dict = {"benchmark": "emotion_classes", "machine": machine(), "llm_threads": args.llm_threads,
                     "voters": list(config.understanding.voters), "vote_method": config.understanding.vote_method,
                     "sets": {}}
     if args.goemotions:

@@ -44,6 +44,8 @@ def main() -> None:
     parser.add_argument("--per-class", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", help="comma-separated set names to (re)compute")
+    parser.add_argument("--embeddings-only", action="store_true",
+                        help="keep only the embeddings (to measure another embedding model; the LLM is not run)")
     parser.add_argument("--llm-threads", type=int, default=1,
                         help="llama.cpp threads (1: on a shared 2-core machine two threads stall at barriers)")
     args = parser.parse_args()
@@ -61,9 +63,10 @@ def main() -> None:
             sets[f"goemotions_{split}"] = load_goemotions(args.goemotions, split, per_class=args.per_class,
                                                          seed=args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
-    content_free = np.array([[backend.choice_logprobs(understander._emotion_messages(UserTurn(text=t), s.shots),
+    content_free = None if args.embeddings_only else np.array([[backend.choice_logprobs(understander._emotion_messages(UserTurn(text=t), s.shots),
                                                       CANDIDATES)[c] for c in CANDIDATES] for t in _CONTENT_FREE])
-    np.save(args.out / f"content_free_{args.llm}.npy", content_free)
+    if content_free is not None:
+        np.save(args.out / f"content_free_{args.llm}.npy", content_free)
     for name, items in sets.items():
         if args.only and name not in args.only.split(","):
             continue
@@ -73,15 +76,16 @@ def main() -> None:
         for n, (item_id, turn, gold) in enumerate(items):
             turn = UserTurn(text=clean_text(turn.text, max_chars=s.max_input_chars),
                             history=clip_history(turn.history, max_utterances=s.history_utterances))
-            t = time.perf_counter()
-            logp = backend.choice_logprobs(understander._emotion_messages(turn, s.shots), CANDIDATES)
-            llm_s.append(time.perf_counter() - t)
-            llm.append([logp[c] for c in CANDIDATES])
+            if not args.embeddings_only:
+                t = time.perf_counter()
+                logp = backend.choice_logprobs(understander._emotion_messages(turn, s.shots), CANDIDATES)
+                llm_s.append(time.perf_counter() - t)
+                llm.append([logp[c] for c in CANDIDATES])
+                risk.append(understander.assess_risk(turn).level)
             previous = [u.text for u in turn.history if u.role == "speaker" and u.text.strip()]
             for e, encoder in encoders.items():
                 v = encoder.embed([turn.text] + previous[-1:])
                 vectors[e].append(np.stack([v[0], v[1] if len(v) > 1 else np.zeros_like(v[0])]))
-            risk.append(understander.assess_risk(turn).level)
             ids.append(str(item_id))
             golds.append(gold)
             if (n + 1) % 50 == 0:
