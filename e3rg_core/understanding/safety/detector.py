@@ -114,8 +114,12 @@ class Thresholds:
     # 600 to 3,800 expressions: recall first (crisis or check 1.0 and crisis >= 0.93 on dev), then the
     # fewest alarms on hard negatives, ordinary messages and conversation turns (crisis counted twice).
     margin: float = 0.0  # score at or above which meaning alone says crisis (-0.02 with the small bank)
-    check_margin: float = -0.07  # from here up to ``margin``: "check" (reply, then ask gently about safety);
-    # -0.08 and below found no more dev risk and asked a check-in of more look-alikes (0.092 -> 0.117)
+    check_margin: float = -0.03  # from here up to ``margin``: "check" (reply, then ask gently about safety).
+    # Was -0.07, chosen for a dev recall of 1.0; re-chosen by the goal instead (dev recall, crisis or
+    # check, at least 0.97, then the fewest alarms; check_sim 0.40..0.46 and this -0.07..-0.01 searched):
+    # dev recall 1.0 -> 0.973, look-alikes alarmed 0.092 -> 0.025, ordinary messages 0.058 -> 0.025,
+    # conversation turns 0.087 -> 0.056. Measured after the choice on the held-out sets: recall 0.943 both,
+    # look-alikes 0.177 -> 0.124, ordinary 0.167 -> 0.075, conversation turns 0.135 -> 0.103.
     # ... when risk_sim (the mean cosine of the 3 nearest risk expressions) is also at least this. Text
     # far from everything in the bank (Reddit comments, "I parked on level 3") is far from the safe side
     # too, so its margin is noise: at 0.3, 16 % of 2000 GoEmotions comments got the crisis response.
