@@ -17,6 +17,7 @@ import re
 from typing import Sequence
 
 from e3rg_core.understanding import faults
+from e3rg_core.understanding.person import has_first_person, second_person, speaks_to_listener
 from e3rg_core.understanding.safety.text import canonical
 
 MAX_RESTATEMENT_WORDS = 18
@@ -76,11 +77,6 @@ _LEADING = re.compile(r"^(?:and|but|so|just|still|also|oh|ok|okay|well|anyway|up
 
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is
 # not turned (see ``flipped``).
-_TURN = {"i": "you", "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll", "me": "you",
-         "my": "your", "mine": "yours", "myself": "yourself", "am": "are", "we": "you", "we're": "you're",
-         "we've": "you've", "we'd": "you'd", "we'll": "you'll", "us": "you", "our": "your", "ours": "yours",
-         "ourselves": "yourselves", "im": "you're", "ive": "you've"}
-_WAS_AFTER = {"i", "we"}  # "I was" -> "you were"
 _FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
@@ -95,25 +91,12 @@ def flipped(user_text: str, *, max_words: int = 14) -> str:
         return ""
     first = _LEADING.sub("", _FILLERS.sub(" ", match.group(0)).strip()).rstrip(".!? ")
     words = first.split()
-    lowered = [w.lower().strip(",;:") for w in words]
     if not 3 <= len(words) <= max_words or "?" in match.group(0) or any(c in first for c in "\"'‘“") and (
             re.search(r"(?:^|\s)['‘“\"]", first)):
         return ""
-    if any(w in ("you", "your", "you're", "yours", "u", "ur") for w in lowered):
+    if speaks_to_listener(first) or not has_first_person(first):
         return ""
-    if not any(w in _TURN for w in lowered):
-        return ""
-    out = []
-    for i, (word, low) in enumerate(zip(words, lowered)):
-        tail = word[len(word.rstrip(",;:")):]
-        if low in ("was", "wasn't") and i and lowered[i - 1] in _WAS_AFTER:
-            new = "were" if low == "was" else "weren't"
-        elif low == "me" and i and lowered[i - 1] in ("and", "or"):
-            new = "you"
-        else:
-            new = _TURN.get(low)
-        out.append((new + tail) if new is not None else word)
-    sentence = " ".join(out)
+    sentence = second_person(first)
     return sentence[0].upper() + sentence[1:] + "."
 
 

@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 
 from e3rg_core.types import RiskAssessment
+from e3rg_core.understanding.person import has_first_person, second_person, speaks_to_listener
 from e3rg_core.understanding.safety.text import canonical
 
 #: The help resources said at the end of a crisis response (``[safety] resources`` in the config).
@@ -112,16 +113,6 @@ _RISK_WORDS = re.compile(
 _FILLERS = re.compile(r"^(?:(?:honestly|tbh|ngl|lol|idk|like|so|and|but|just|well|ok|okay|yeah|i mean|"
                       r"sometimes|lately|anyway|also|um|uh)\b[,\s]*)+")
 _TRAILING = re.compile(r"(?:[,\s]+(?:lol|tbh|ngl|haha\w*|honestly|idk|i guess|anyway|really))+$")
-_SWAPS = (
-    (r"\bi am\b", "you are"), (r"\bi'?m\b", "you're"), (r"\bim\b", "you're"), (r"\bi was\b", "you were"),
-    (r"\bi wasn'?t\b", "you weren't"), (r"\bi'?ve\b", "you've"), (r"\bive\b", "you've"),
-    (r"\bi'd\b", "you'd"), (r"\bi'll\b", "you'll"), (r"\bmyself\b", "yourself"), (r"\bmine\b", "yours"),
-    (r"\bmy\b", "your"), (r"\bme\b", "you"), (r"\bi\b", "you"),
-)
-_SWAPS_COMPILED = tuple((re.compile(p), w) for p, w in _SWAPS)
-# After the swap: "you (just) was" reads "you (just) were"
-_AGREE = ((re.compile(r"\byou ((?:\w+ )?)was\b"), r"you \1were"), (re.compile(r"\byou ((?:\w+ )?)wasn't\b"), r"you \1weren't"),
-          (re.compile(r"\byou ((?:\w+ )?)am\b"), r"you \1are"))
 # A clause may begin without its subject ("can't do this anymore", "won't need them where I'm going")
 _NO_SUBJECT = re.compile(r"^(?:can'?t|cannot|won'?t|don'?t|didn'?t|do not|want|wanna|need|just|really|keep|kept|"
                          r"feel|feeling|been|thinking|thought|going to|gonna|wish|hope|hate|have|had|never|"
@@ -146,16 +137,13 @@ def reflect(text: str) -> str:
             best, hits = clause, n
     if not best or hits == 0 or len(best.split()) > REFLECT_WORDS or len(best.split()) < 3:
         return ""
-    if re.search(r"\b(?:you|your|yours|yourself|u|ur)\b", best):
+    if speaks_to_listener(best):
         return ""  # spoken to the avatar: turning the persons round would muddle who is who
     if re.search(r"\b(?:abt|n|fr|rn|bc|cuz|ppl|tho|thru|ya|w|idc|imo|smh|af|pls|plz)\b", best):
         return ""  # shorthand that reads badly said back
-    if not re.search(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|myself|mine)\b", best) and not _NO_SUBJECT.match(best):
+    if not has_first_person(best) and not _NO_SUBJECT.match(best):
         return ""  # not about the writer in words that can be said back
-    for pattern, word in _SWAPS_COMPILED:
-        best = pattern.sub(word, best)
-    for pattern, word in _AGREE:
-        best = pattern.sub(word, best)
+    best = second_person(best)
     if re.match(r"(?:thinking|feeling|going|trying|planning|getting|being)\b", best):
         best = "you're " + best
     elif re.match(r"been\b", best):
