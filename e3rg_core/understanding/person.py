@@ -42,5 +42,7 @@ def second_person(text: str) -> str:
             new = "were" if low == "was" else "weren't"
         else:
             new = _TURN.get(low)
+        if new is not None and i == 0 and word[:1].isupper():
+            new = new.capitalize()  # the sentence's first word keeps its capital ("I" anywhere else does not)
         out.append((new + tail) if new is not None else word)
     return " ".join(out)
