@@ -10,7 +10,7 @@ from e3rg_core.understanding.person import has_first_person, second_person, spea
     ("i was sure i'd passed", "you were sure you'd passed"),
     ("everyone would be fine if I just wasn't around", "everyone would be fine if you just weren't around"),
     ("We lost almost everything, me and my sister.", "You lost almost everything, you and your sister."),
-    ("I'm tired and I've had enough", "you're tired and you've had enough"),
+    ("I'm tired and I've had enough", "You're tired and you've had enough"),
 ])
 def test_second_person_turns_the_speaker_and_keeps_the_rest(text, expected):
     assert second_person(text) == expected
