@@ -85,6 +85,8 @@ def main() -> None:
     parser.add_argument("--no-openings", action="store_true", help="let the model begin every reply itself")
     parser.add_argument("--free", action="store_true",
                         help="let the model write each reply on from its opening (no composed reply: the step before)")
+    parser.add_argument("--llm-threads", type=int,
+                        help="llama.cpp threads (default: the config's; 1 on a 2-core machine others share)")
     parser.add_argument("--rescore", metavar="REPORT",
                         help="check the replies of an earlier report again with today's detectors (no model runs)")
     args = parser.parse_args()
@@ -101,6 +103,9 @@ def main() -> None:
     if args.no_openings:
         config = replace(config, understanding=replace(config.understanding, openings=False))
     understander = Understander(config)
+    for backend in understander._backends.values():
+        if args.llm_threads and hasattr(backend, "n_threads"):  # llama.cpp fits its threads to this per call
+            backend.n_threads = args.llm_threads
     understander.understand(UserTurn(text="Hello there."))  # first-call allocations and the LLM's prior
 
     conversations = load(SETS[args.set], args.limit)
@@ -129,7 +134,7 @@ def main() -> None:
             previous = u.reply
 
     report = {
-        "machine": machine(), "set": args.set, "conversations": len(conversations), "replies": len(rows),
+        "machine": machine(), "llm_threads": args.llm_threads, "set": args.set, "conversations": len(conversations), "replies": len(rows),
         "responder": config.understanding.responder, "prompt": config.understanding.response_prompt,
         "openings": config.understanding.openings,
         "screened": list(engine.SCREENED_FAULTS), "composed": engine.COMPOSE,
