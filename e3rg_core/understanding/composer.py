@@ -17,7 +17,8 @@ import re
 from typing import Sequence
 
 from e3rg_core.understanding import faults
-from e3rg_core.understanding.person import has_first_person, second_person, speaks_to_listener
+from e3rg_core.understanding.person import (has_first_person, lacks_subject, second_person, speaks_to_listener,
+                                            with_subject)
 from e3rg_core.understanding.safety.text import canonical
 
 MAX_RESTATEMENT_WORDS = 18
@@ -78,6 +79,7 @@ _LEADING = re.compile(r"^(?:and|but|so|just|still|also|oh|ok|okay|well|anyway|up
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is
 # not turned (see ``flipped``).
 _FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*", re.IGNORECASE)
+_TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn)$", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
 
@@ -94,9 +96,9 @@ def flipped(user_text: str, *, max_words: int = 14) -> str:
     if not 3 <= len(words) <= max_words or "?" in match.group(0) or any(c in first for c in "\"'‘“") and (
             re.search(r"(?:^|\s)['‘“\"]", first)):
         return ""
-    if speaks_to_listener(first) or not has_first_person(first):
+    if speaks_to_listener(first) or not (has_first_person(first) or lacks_subject(first)):
         return ""
-    sentence = second_person(first)
+    sentence = with_subject(second_person(_TRAILING.sub("", first)))
     return sentence[0].upper() + sentence[1:] + "."
 
 

@@ -46,3 +46,34 @@ def second_person(text: str) -> str:
             new = new.capitalize()  # the sentence's first word keeps its capital ("I" anywhere else does not)
         out.append((new + tail) if new is not None else word)
     return " ".join(out)
+
+
+# A sentence that begins without its subject ("Gave the best man speech yesterday", "can't do this
+# anymore", "gonna hide under my desk"): the person is its subject, said as "you".
+_NO_SUBJECT = re.compile(
+    r"^(?:can'?t|cannot|won'?t|don'?t|didn'?t|do not|want|wanna|need|just|really|keep|kept|feel|felt|wish|hope|"
+    r"hate|have|had|never|honestly|sometimes|always|still|almost|already|finally|got|gave|found|went|made|saw|"
+    r"took|lost|left|forgot|spent|told|tried|called|heard|met|bought|sold|started|finished|passed|failed|"
+    r"missed|broke|fell|ran|won|ate|cried|laughed|woke|slept|moved|quit|nearly|accidentally|literally|actually)\b",
+    re.IGNORECASE)
+_PROGRESSIVE = re.compile(r"^(?:thinking|feeling|going|gonna|trying|planning|getting|being|having|doing|working|"
+                          r"starting|looking|sitting|lying|stuck)\b", re.IGNORECASE)
+
+
+def lacks_subject(text: str) -> bool:
+    """Does ``text`` begin with a verb, its subject (the writer) left out?"""
+    return bool(_NO_SUBJECT.match(text) or _PROGRESSIVE.match(text) or re.match(r"been\b", text, re.IGNORECASE))
+
+
+def with_subject(text: str) -> str:
+    """``text`` (already in the second person) with "you" put before a verb that begins it: "gave the
+    speech" -> "you gave the speech", "gonna hide" -> "you're gonna hide", "been awake" -> "you've been
+    awake"; any other text unchanged."""
+    first = text[:1].lower() + text[1:]
+    if re.match(r"been\b", first):
+        return "you've " + first
+    if _PROGRESSIVE.match(first):
+        return "you're " + first
+    if _NO_SUBJECT.match(first):
+        return "you " + first
+    return text

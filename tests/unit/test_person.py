@@ -2,7 +2,7 @@
 
 import pytest
 
-from e3rg_core.understanding.person import has_first_person, second_person, speaks_to_listener
+from e3rg_core.understanding.person import has_first_person, second_person, speaks_to_listener, with_subject
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -19,3 +19,13 @@ def test_second_person_turns_the_speaker_and_keeps_the_rest(text, expected):
 def test_what_can_be_turned():
     assert has_first_person("honestly im done") and not has_first_person("the bus was late")
     assert speaks_to_listener("do you ever get lonely") and not speaks_to_listener("I bought milk")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("gave the best man speech at your brother's wedding", "you gave the best man speech at your brother's wedding"),
+    ("gonna hide under your desk", "you're gonna hide under your desk"),
+    ("been awake since four", "you've been awake since four"),
+    ("your card got declined", "your card got declined"),  # it has its subject
+])
+def test_a_sentence_that_leaves_the_person_out_gets_you_as_its_subject(text, expected):
+    assert with_subject(text) == expected

@@ -15,7 +15,8 @@ import re
 from functools import lru_cache
 
 from e3rg_core.types import RiskAssessment
-from e3rg_core.understanding.person import has_first_person, second_person, speaks_to_listener
+from e3rg_core.understanding.person import (has_first_person, lacks_subject, second_person, speaks_to_listener,
+                                            with_subject)
 from e3rg_core.understanding.safety.text import canonical
 
 #: The help resources said at the end of a crisis response (``[safety] resources`` in the config).
@@ -113,10 +114,6 @@ _RISK_WORDS = re.compile(
 _FILLERS = re.compile(r"^(?:(?:honestly|tbh|ngl|lol|idk|like|so|and|but|just|well|ok|okay|yeah|i mean|"
                       r"sometimes|lately|anyway|also|um|uh)\b[,\s]*)+")
 _TRAILING = re.compile(r"(?:[,\s]+(?:lol|tbh|ngl|haha\w*|honestly|idk|i guess|anyway|really))+$")
-# A clause may begin without its subject ("can't do this anymore", "won't need them where I'm going")
-_NO_SUBJECT = re.compile(r"^(?:can'?t|cannot|won'?t|don'?t|didn'?t|do not|want|wanna|need|just|really|keep|kept|"
-                         r"feel|feeling|been|thinking|thought|going to|gonna|wish|hope|hate|have|had|never|"
-                         r"honestly|sometimes|always|still|almost|already)\b")
 # The clause said back must begin with the person or the people around them, so that no line of it heard
 # alone ("it would be easier if you just disappeared") sounds like the avatar's own wish
 _SUBJECT = re.compile(r"^(?:you|your|everyone|everybody|everything|nobody|no one|nothing|noone|life|they|people|"
@@ -141,15 +138,9 @@ def reflect(text: str) -> str:
         return ""  # spoken to the avatar: turning the persons round would muddle who is who
     if re.search(r"\b(?:abt|n|fr|rn|bc|cuz|ppl|tho|thru|ya|w|idc|imo|smh|af|pls|plz)\b", best):
         return ""  # shorthand that reads badly said back
-    if not has_first_person(best) and not _NO_SUBJECT.match(best):
+    if not has_first_person(best) and not lacks_subject(best):
         return ""  # not about the writer in words that can be said back
-    best = second_person(best)
-    if re.match(r"(?:thinking|feeling|going|trying|planning|getting|being)\b", best):
-        best = "you're " + best
-    elif re.match(r"been\b", best):
-        best = "you've " + best
-    elif _NO_SUBJECT.match(best):
-        best = "you " + best
+    best = with_subject(second_person(best))
     if not _SUBJECT.match(best):
         return ""
     return re.sub(r"\s+", " ", best).strip()
