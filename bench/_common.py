@@ -42,6 +42,17 @@ def machine() -> dict:
             "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
+def llm_threads(understander, threads: int | None) -> None:
+    """Run the understander's llama.cpp models on ``threads`` threads (None: the config's). On a 2-core
+    machine another benchmark shares, two llama.cpp processes with 3 threads between them stall at their
+    barriers: 1 each keeps both moving. llama.cpp fits its threads to ``n_threads`` before each call."""
+    if not threads:
+        return
+    for backend in understander._backends.values():
+        if hasattr(backend, "n_threads"):
+            backend.n_threads = threads
+
+
 def write_report(name: str, report: dict) -> Path:
     REPORTS.mkdir(parents=True, exist_ok=True)
     path = REPORTS / f"{name}.json"

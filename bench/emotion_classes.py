@@ -25,7 +25,7 @@ import random
 import time
 from pathlib import Path
 
-from _common import ROOT, load_dev_set, machine, write_report  # first: it puts the repository on sys.path
+from _common import ROOT, llm_threads, load_dev_set, machine, write_report  # first: it puts the repository on sys.path
 from _classes import class_report, format_report
 
 from e3rg_core.config import load_config
@@ -89,9 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     config = load_config(args.config, overrides={"understanding.voters": args.voters})
     understander = Understander(config)
-    for backend in understander._backends.values():
-        if args.llm_threads and hasattr(backend, "n_threads"):  # llama.cpp fits its threads to this per call
-            backend.n_threads = args.llm_threads
+    llm_threads(understander, args.llm_threads)
     understander.decide(UserTurn(text="Warming up."))  # first-call allocations and the LLM's prior
     report: dict = {"benchmark": "emotion_classes", "machine": machine(), "llm_threads": args.llm_threads,
                     "voters": list(config.understanding.voters), "vote_method": config.understanding.vote_method,

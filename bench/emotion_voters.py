@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import ROOT, load_dev_set  # first: it puts the repository on sys.path
+from _common import ROOT, llm_threads, load_dev_set  # first: it puts the repository on sys.path
 from emotion_classes import E3RG_SETS, load_goemotions
 
 from e3rg_core.config import load_config
@@ -53,8 +53,7 @@ def main() -> None:
     understander = Understander(config)
     s = understander.settings
     backend = understander._backends[args.llm]
-    if hasattr(backend, "n_threads"):  # llama.cpp: it fits its threads to this before each call
-        backend.n_threads = args.llm_threads
+    llm_threads(understander, args.llm_threads)
     encoders = {name: sentence_encoder(name) for name in args.embedders.split(",")}
     sets = {name.removesuffix(".jsonl"): [(i, t, coarse_of(g, map_name="hit")) for i, t, g in
                                           load_dev_set(ROOT / "bench" / "data" / name)] for name in E3RG_SETS}

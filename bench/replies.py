@@ -22,7 +22,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from _common import ROOT, machine, write_report
+from _common import ROOT, llm_threads, machine, write_report
 
 from e3rg_core.config import load_config
 from e3rg_core.eval import metrics
@@ -103,9 +103,7 @@ def main() -> None:
     if args.no_openings:
         config = replace(config, understanding=replace(config.understanding, openings=False))
     understander = Understander(config)
-    for backend in understander._backends.values():
-        if args.llm_threads and hasattr(backend, "n_threads"):  # llama.cpp fits its threads to this per call
-            backend.n_threads = args.llm_threads
+    llm_threads(understander, args.llm_threads)
     understander.understand(UserTurn(text="Hello there."))  # first-call allocations and the LLM's prior
 
     conversations = load(SETS[args.set], args.limit)
