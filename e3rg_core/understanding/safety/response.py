@@ -159,7 +159,7 @@ def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAUL
     """The crisis answer to ``text``, one spoken piece at a time."""
     pick = int.from_bytes(hashlib.sha256(text.encode("utf-8", "replace")).digest()[:4], "big")
     category = risk.category if risk.category in _OPENINGS else "unspecified"
-    named = specific(text)
+    named = means = specific(text)
     if category in _DEFAULT_SPECIFIC:
         named = named or _DEFAULT_SPECIFIC[category]
     elif named and category in ("obfuscated", "unspecified", "explicit") and named not in ("hurting yourself",):
@@ -169,10 +169,10 @@ def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAUL
     # read from meaning alone, the category is the nearest expression's, a guess: say the person's own
     # words back, or ask because it cares, and never put words in their mouth
     guessed = "patterns" not in risk.sources and category not in ("explicit", "obfuscated")
-    echo = "" if specific(text) else reflect(text)
+    echo = "" if means else reflect(text)
     if echo:
         opening = (_ECHO_TENTATIVE if guessed else _ECHO)[pick % 2].format(echo=echo)
-    elif guessed and not specific(text):
+    elif guessed and not means:
         opening = _TENTATIVE[pick % len(_TENTATIVE)]
     outright = risk.category in ("explicit", "obfuscated") and bool(_OUTRIGHT.search(canonical(text)))
     ask = (_ASK_SELF_HARM if category == "self_harm" else _ASK_EXPLICIT if outright else _ASK)[(pick // 3) % 2]
