@@ -438,9 +438,11 @@ class PageHandlers:
     def _decided(self, u: Decision, perception: Any, said: list[str]) -> dict[str, Any]:
         """The view's fields once the emotion is decided (and, in a whole turn, the reply written)."""
         source = "corrected" if u.corrected else "predicted"
+        overruled = views.vote_overruled(u.coarse_distribution, u.coarse)
         note = views.emotion_markdown(
-            u.emotion, u.coarse, u.confidence, source=source, cues=perception.cues if perception else "",
-            notes=perception.notes if perception else (),
+            u.emotion, u.coarse, float(u.coarse_distribution.get(u.coarse, 0.0)) if overruled else u.confidence,
+            source=source, cues=perception.cues if perception else "",
+            notes=[*(perception.notes if perception else ()), *([overruled] if overruled else [])],
             voters=[v.voter for v in u.votes] if source == "predicted" else (),
             risk=u.risk.level, resources=self.resources)
         return {"emotion": views.emotion_scores(u.coarse_distribution, predicted=u.coarse),

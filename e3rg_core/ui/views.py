@@ -20,14 +20,30 @@ STAGE_NAMES = {"heard": "hear", "understood": "understand", "spoken": "speak", "
 
 
 def emotion_scores(distribution: Mapping[str, float], *, predicted: str | None = None) -> dict[str, float]:
-    """The coarse distribution as ``gr.Label`` confidences, every class present.
+    """The coarse distribution as ``gr.Label`` confidences, every class present (but see below).
 
     ``gr.Label`` heads its chart with the class of the largest confidence, the first of equals. The
     vote decides the class with the largest share, so the predicted class is listed first: the chart's
     heading and top bar are the class the page names, even where rounding makes two shares equal.
+    Where a rule after the vote chose the class (the crisis rule's "devastated"), the vote's bars would
+    head the chart with another class: that class's bar is shown alone, at its share of the vote
+    (``vote_overruled`` writes the note saying what the vote read).
     """
+    if vote_overruled(distribution, predicted):
+        return {str(predicted): round(float(distribution.get(predicted, 0.0)), 4)}
     order = [predicted] + [c for c in COARSE if c != predicted] if predicted in COARSE else list(COARSE)
     return {c: round(float(distribution.get(c, 0.0)), 4) for c in order}
+
+
+def vote_overruled(distribution: Mapping[str, float], predicted: str | None) -> str:
+    """A note when ``predicted`` is not the vote's top class (a rule after the vote chose it), else ""."""
+    if predicted not in COARSE or not distribution:
+        return ""
+    top = max(distribution, key=lambda c: float(distribution[c]))
+    if float(distribution.get(predicted, 0.0)) >= float(distribution[top]) - 1e-9:
+        return ""
+    return (f"The safety check chose {predicted}; the emotion vote alone read {top} "
+            f"({float(distribution[top]):.2f}).")
 
 
 def risk_markdown(level: str, resources: str) -> str:

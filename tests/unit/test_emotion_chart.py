@@ -27,3 +27,12 @@ def test_equal_shares_head_with_the_predicted_class():
     shown = views.emotion_scores({"happy": 0.45, "sad": 0.45, "neutral": 0.1}, predicted="sad")
     assert chart_heading(shown) == "sad"
     assert chart_heading(views.emotion_scores({"happy": 0.45, "sad": 0.45, "neutral": 0.1})) == "happy"
+
+
+def test_a_class_the_crisis_rule_chose_is_shown_alone_with_what_the_vote_read():
+    vote = {"neutral": 0.8, "sad": 0.05, "happy": 0.15}
+    assert views.emotion_scores(vote, predicted="sad") == {"sad": 0.05}
+    assert chart_heading(views.emotion_scores(vote, predicted="sad")) == "sad"
+    assert views.vote_overruled(vote, "sad") == "The safety check chose sad; the emotion vote alone read neutral (0.80)."
+    assert views.vote_overruled(vote, "neutral") == ""
+    assert views.vote_overruled({"happy": 0.45, "sad": 0.45}, "sad") == ""
