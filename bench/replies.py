@@ -34,8 +34,11 @@ from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
 SETS = {"dev": ROOT / "bench" / "data" / "replies_dev.jsonl", "heldout": ROOT / "bench" / "data" / "replies_heldout.jsonl"}
 
 
-def load(path: Path, limit: int | None) -> list[dict]:
+def load(path: Path, limit: int | None, only: str | None = None) -> list[dict]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if only:
+        wanted = set(only.split(","))
+        rows = [row for row in rows if row["id"] in wanted]
     return rows[:limit] if limit else rows
 
 
@@ -78,6 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--set", choices=sorted(SETS), default="dev")
     parser.add_argument("--limit", type=int, help="only the first N conversations")
+    parser.add_argument("--only", metavar="IDS", help="only these conversations (comma-separated ids), for quick probes")
     parser.add_argument("--prompt", help="the reply prompt (default: the config's response_prompt)")
     parser.add_argument("--no-screen", action="store_true",
                         help="say every written sentence (no faulty sentence left out): the step before screening")
@@ -106,7 +110,7 @@ def main() -> None:
     llm_threads(understander, args.llm_threads)
     understander.understand(UserTurn(text="Hello there."))  # first-call allocations and the LLM's prior
 
-    conversations = load(SETS[args.set], args.limit)
+    conversations = load(SETS[args.set], args.limit, args.only)
     rows, decide_s, reply_s = [], [], []
     for conversation in conversations:
         history: tuple[Utterance, ...] = ()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from e3rg_core.understanding import faults
 from e3rg_core.understanding.person import (has_first_person, lacks_subject, second_person, speaks_to_listener,
@@ -26,7 +26,9 @@ _WORD = re.compile(r"[a-z']+")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|us|our|ours)\b")
 _CONTENT_STOP = faults._STOP | {"you", "your", "you're", "you've", "you'd", "you'll", "yours", "yourself", "been",
                                 "got", "get", "getting", "gets", "just", "still", "even", "all", "one", "out", "up",
-                                "into", "over", "off", "back", "now", "today", "again"}
+                                "into", "over", "off", "back", "now", "today", "again",
+                                "i'm", "i've", "i'd", "i'll", "im", "ive", "we're", "we've", "we'd", "we'll",
+                                "lol", "lmao", "tbh", "omg", "ngl", "haha", "honestly", "literally", "tho"}
 
 
 def _stems(text: str) -> set[str]:
@@ -60,10 +62,11 @@ _OWNER = re.compile(r"\b(?:my|our|me|i|we)\b")
 
 def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
     """Who did what, as far as words can tell: "you <did>" only when the message has the person as a
-    subject ("She texted me" is no "You texted her"), and "your X" only when they said "my X" or "our X"
-    (a friend's dad is not "your dad")."""
+    subject, said ("I texted her") or left out ("Texted her last night"), so "She texted me" is no "You
+    texted her"; and "your X" only when they said "my X" or "our X" (a friend's dad is not "your dad")."""
     message = canonical(user_text)
-    if re.match(r"you\b(?!r)", said) and not _SUBJECT_I.search(message):
+    if re.match(r"you\b(?!r)", said) and not _SUBJECT_I.search(message) and not any(
+            lacks_subject(part) for _, part in _sentences(user_text)):
         return False
     words = _WORD.findall(" ".join(canonical(line) for line in (*earlier, user_text)))
     owned = {words[j] for i, w in enumerate(words) if _OWNER.fullmatch(w) for j in range(i + 1, min(i + 4, len(words)))}
@@ -71,35 +74,71 @@ def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
     return all(m.group(1)[:5] in owned_stems for m in re.finditer(r"\byour ([a-z']+)", said))
 
 
-# Sentences that start so are no restatement ("Sorry if you're...", "You know it's dumb...").
-_AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said|you told|you asked|because|cos|"
-                            r"ok|okay|yes|no|well|anyway|also)\b")
-_LEADING = re.compile(r"^(?:and|but|so|just|still|also|oh|ok|okay|well|anyway|update:?)\b[\s,]*", re.IGNORECASE)
+# Sentences that start so are no restatement ("Sorry if you're...", "You know it's dumb..."); "you said
+# yes" is one.
+_AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said(?! (?:yes|no)\b)|you told|"
+                            r"you asked|because|cos|ok|okay|yes|no|well|anyway|also)\b")
+_LEADING = re.compile(r"^(?:and|but|so|then|just|still|also|oh|ok|okay|well|anyway|of course|update:?)\b[\s,]*",
+                      re.IGNORECASE)
 
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is
 # not turned (see ``flipped``).
 _FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*", re.IGNORECASE)
 _TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn)$", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+# Contractions typed without their apostrophe, so that they turn ("dont know" -> "don't know").
+_APOSTROPHE = re.compile(r"\b(do|did|does|is|was|were|are|could|would|should|have|has|had|ca|wo)nt\b", re.IGNORECASE)
+_ID = re.compile(r"\bid (?=never|rather|be|have|like|love|just|probably|been)", re.IGNORECASE)
 
 
-def flipped(user_text: str, *, max_words: int = 14) -> str:
-    """The person's first sentence said back to them ("Your card got declined on a first date."), or ""
-    when it is not a plain statement about them that turns safely: a question, a message to the avatar
-    ("you"), a quotation, no first person in it, or too long."""
+def _sentences(user_text: str) -> list[tuple[str, str]]:
+    """The message's sentences, each as written and without the fillers and leading words that are not
+    said back."""
     text = " ".join(user_text.replace("\u2019", "'").split())
-    match = _SENTENCE.match(text)
-    if not match:
-        return ""
-    first = _LEADING.sub("", _FILLERS.sub(" ", match.group(0)).strip()).rstrip(".!? ")
-    words = first.split()
-    if not 3 <= len(words) <= max_words or "?" in match.group(0) or any(c in first for c in "\"'‘“") and (
-            re.search(r"(?:^|\s)['‘“\"]", first)):
-        return ""
-    if speaks_to_listener(first) or not (has_first_person(first) or lacks_subject(first)):
-        return ""
-    sentence = with_subject(second_person(_TRAILING.sub("", first)))
-    return sentence[0].upper() + sentence[1:] + "."
+    out = []
+    for match in _SENTENCE.finditer(text):
+        raw = match.group(0).strip()
+        if not raw:
+            continue
+        plain = _ID.sub("I'd ", _APOSTROPHE.sub(lambda m: m.group(1) + "n't", _FILLERS.sub(" ", raw))).strip()
+        out.append((raw, _LEADING.sub("", plain).rstrip(".!? ,")))
+    return out
+
+
+# Where a long sentence divides into clauses that stand alone ("..., but he read every one of them").
+_CLAUSE = re.compile(r",?\s+(?:but|because|so|and then|and now)\s+|,?\s+and\s+(?=(?:he|she|they|i|we|it)\b)",
+                     re.IGNORECASE)
+
+
+def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
+    """The message's sentences in order (each with whether it was a whole sentence); a sentence longer
+    than ``max_words`` gives its clauses instead."""
+    for raw, sentence in _sentences(user_text):
+        if "?" in raw:
+            continue
+        if len(sentence.split()) <= max_words:
+            yield sentence, True
+        else:
+            yield from ((clause.strip(" ,"), False) for clause in _CLAUSE.split(sentence))
+
+
+def flipped(user_text: str, *, max_words: int = 17) -> str:
+    """The first sentence of the message that can be said back to the person, turned to "you" ("Your
+    card got declined on a first date."), or "" when none turns safely: sentences that are questions,
+    speak to the avatar ("you"), quote someone, have no first person in them, are too long, or do not
+    pass ``restatement_ok`` are passed over; of a long sentence, a clause of it with the person in it
+    may be said."""
+    for first, whole in _candidates(user_text, max_words):
+        words = first.split()
+        if not (3 if whole else 4) <= len(words) <= max_words or re.search(r"(?:^|\s)['‘“\"]", first):
+            continue
+        if speaks_to_listener(first) or not (has_first_person(first) or whole and lacks_subject(first)):
+            continue
+        sentence = with_subject(second_person(_TRAILING.sub("", first).rstrip(" ,")))
+        sentence = sentence[0].upper() + sentence[1:] + "."
+        if restatement_ok(sentence, user_text=user_text, begins_you=False):
+            return sentence
+    return ""
 
 
 # Closing lines by the opening's family group: reflections and gentle questions, several each, none

@@ -54,26 +54,51 @@ _NO_SUBJECT = re.compile(
     r"^(?:can'?t|cannot|won'?t|don'?t|didn'?t|do not|want|wanna|need|just|really|keep|kept|feel|felt|wish|hope|"
     r"hate|have|had|never|honestly|sometimes|always|still|almost|already|finally|got|gave|found|went|made|saw|"
     r"took|lost|left|forgot|spent|told|tried|called|heard|met|bought|sold|started|finished|passed|failed|"
-    r"missed|broke|fell|ran|won|ate|cried|laughed|woke|slept|moved|quit|nearly|accidentally|literally|actually)\b",
+    r"missed|broke|fell|ran|won|ate|cried|laughed|woke|slept|moved|quit|came|drove|wrote|sent|nearly|"
+    r"accidentally|literally|actually)\b",
     re.IGNORECASE)
 _PROGRESSIVE = re.compile(r"^(?:thinking|feeling|going|gonna|trying|planning|getting|being|having|doing|working|"
                           r"starting|looking|sitting|lying|stuck)\b", re.IGNORECASE)
+# Any other "-ing" word that begins a sentence and is followed by what a verb takes ("Flying tomorrow",
+# "watching a documentary") reads as the person doing it; not a noun ("Nothing", "Morning", "Driving test")
+_ING = re.compile(r"^(?!(?:no|some|any|every)thing\b|morning|evening|during|wedding|ceiling|spring|string|bring|"
+                  r"king|ring|sing|swing|thing|wing|sibling|darling|pudding)[a-z]{3,}ing(?:$|[ ,]+(?:a|an|the|my|our|"
+                  r"his|her|their|this|that|some|all|to|in|on|at|for|with|from|about|around|through|up|out|back|home|"
+                  r"again|now|tomorrow|today|tonight|so|too|really)\b)", re.IGNORECASE)
+# ... or the subject of a verb that follows ("Waiting for results is the worst part").
+_FINITE = re.compile(r"\b(?:is|was|are|were|isn't|wasn't|has|makes|made|feels|felt|means|takes|took|sucks|helps|"
+                     r"hurts|gets|got|can|will|would)\b", re.IGNORECASE)
+# A past tense that begins a sentence and takes an object ("Appealed the fine", "Showed up at...",
+# "Planted tomatoes"): a verb; "Tired of...", "Excited to..." are no verbs.
+_PAST_WITH_OBJECT = re.compile(r"^[a-z]{3,}ed (?:a|an|the|my|our|his|her|their|some|up|off|down|over|online|home|back|"
+                               r"him|them|it|[a-z]+s)\b", re.IGNORECASE)
+# "Still insists on..." has its subject elsewhere: an adverb and a verb that does not go with "I".
+_ADVERB_THIRD = re.compile(r"^(?:just|really|never|honestly|sometimes|always|still|almost|already|finally|nearly|"
+                           r"accidentally|literally|actually) [a-z]+[^s']s\b", re.IGNORECASE)
+_ADVERB_ING = re.compile(r"^(?:just|really|still|honestly|literally|actually|finally) [a-z]{2,}ing\b", re.IGNORECASE)
+
+
+def _progressive(text: str) -> bool:
+    return bool(_PROGRESSIVE.match(text) or _ING.match(text)) and not _FINITE.search(text)
 
 
 def lacks_subject(text: str) -> bool:
     """Does ``text`` begin with a verb, its subject (the writer) left out?"""
-    return bool(_NO_SUBJECT.match(text) or _PROGRESSIVE.match(text) or re.match(r"been\b", text, re.IGNORECASE))
+    if _ADVERB_THIRD.match(text):
+        return False
+    return bool(_NO_SUBJECT.match(text) or _progressive(text) or _PAST_WITH_OBJECT.match(text)
+                or re.match(r"been\b", text, re.IGNORECASE))
 
 
 def with_subject(text: str) -> str:
     """``text`` (already in the second person) with "you" put before a verb that begins it: "gave the
     speech" -> "you gave the speech", "gonna hide" -> "you're gonna hide", "been awake" -> "you've been
-    awake"; any other text unchanged."""
+    awake", "still shaking" -> "you're still shaking"; any other text unchanged."""
+    if not lacks_subject(text):
+        return text
     first = text[:1].lower() + text[1:]
     if re.match(r"been\b", first):
         return "you've " + first
-    if _PROGRESSIVE.match(first):
+    if _progressive(first) or _ADVERB_ING.match(first):
         return "you're " + first
-    if _NO_SUBJECT.match(first):
-        return "you " + first
-    return text
+    return "you " + first

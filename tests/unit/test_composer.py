@@ -37,6 +37,10 @@ def test_the_conversations_earlier_words_count_as_said():
     ("I was told I'm not leadership material.", "You were told you're not leadership material."),
     ("And now we've got a mortgage lol", "Now you've got a mortgage."),
     ("Our dog Biscuit was 14.", "Your dog Biscuit was 14."),
+    ("Waiting is the worst part. I've reorganised my kitchen twice.", "You've reorganised your kitchen twice."),
+    ("i dont know how to act around her", "You don't know how to act around her."),
+    ("Got a parking fine in a free spot.", "You got a parking fine in a free spot."),
+    ("I'm so tired of being tired.", "You're so tired of being tired."),
 ])
 def test_a_plain_sentence_is_turned_to_you(message, said_back):
     assert composer.flipped(message) == said_back

@@ -26,6 +26,12 @@ def test_what_can_be_turned():
     ("gonna hide under your desk", "you're gonna hide under your desk"),
     ("been awake since four", "you've been awake since four"),
     ("your card got declined", "your card got declined"),  # it has its subject
+    ("still shaking", "you're still shaking"),
+    ("flying tomorrow for the first time", "you're flying tomorrow for the first time"),
+    ("appealed the fine online", "you appealed the fine online"),
+    ("waiting for results is the worst part", "waiting for results is the worst part"),  # a subject of its own
+    ("still insists on mowing his own lawn", "still insists on mowing his own lawn"),  # he does, not you
+    ("driving test on Thursday", "driving test on Thursday"),  # a noun
 ])
 def test_a_sentence_that_leaves_the_person_out_gets_you_as_its_subject(text, expected):
     assert with_subject(text) == expected
