@@ -2,6 +2,8 @@
 
     python bench/emotion_rescore.py --cache /tmp/e3rg-emotion-cache [--llm-weight 0.5] [--name emotion_rescore]
 
+The LLM voter's weight defaults to the one the config gives it (``understanding.voters``).
+
 The embedding voter's classifier is built from the prototypes in this tree (``--leave-out`` drops
 messages from its bank, to measure what they bring) and applied to the kept embeddings; the LLM
 voter's raw label scores are calibrated as ``Understander._calibrated`` does (``calibrate`` below
@@ -21,9 +23,11 @@ import numpy as np
 from _common import write_report  # first: it puts the repository on sys.path
 from _classes import class_report, format_report
 
+from e3rg_core.config import load_config
 from e3rg_core.emotions import CANDIDATES, COARSE, coarse_of
 from e3rg_core.types import EmotionVote
 from e3rg_core.understanding.voting import soft_vote
+from e3rg_core.voters import parse_voter
 
 SETS = ("emotion_dev", "emotion_broad_dev", "emotion_heldout", "emotion_broad_heldout",
         "goemotions_dev", "goemotions_train")
@@ -36,7 +40,7 @@ def load(cache: Path, name: str) -> dict | None:
 
 
 def calibrate(llm: np.ndarray, content_free: np.ndarray, *, neutral_shift: float = 1.0,
-              sharpen: float = 1.5) -> np.ndarray:
+              sharpen: float = 1.0) -> np.ndarray:
     """Calibrated label probabilities ``(n, 36)`` from raw log-probabilities, as the engine calibrates."""
     prior = np.log(np.exp(content_free).mean(axis=0))
     n = CANDIDATES.index("neutral")
@@ -95,13 +99,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--llm", default="qwen1.5b")
-    parser.add_argument("--llm-weight", type=float, default=0.5)
+    parser.add_argument("--llm-weight", type=float, help="default: the config's weight for --llm")
     parser.add_argument("--llm-neutral-shift", type=float, default=1.0, help="nats below the others' mean prior")
-    parser.add_argument("--llm-sharpen", type=float, default=1.5)
+    parser.add_argument("--llm-sharpen", type=float, default=1.0,
+                        help="x the calibrated log-probabilities (the engine: 1; its weight is the knob)")
     parser.add_argument("--leave-out", type=Path, help="JSON {label: [messages]} left out of the embedding bank")
     parser.add_argument("--no-crisis-rule", action="store_true")
     parser.add_argument("--name", help="write bench/reports/<name>.json")
     args = parser.parse_args()
+    if args.llm_weight is None:
+        args.llm_weight = next((v.weight for v in map(parse_voter, load_config().understanding.voters)
+                                if v.profile == args.llm), 0.0)
     clf = EmbeddingClassifier() if args.leave_out is None else _without(EmbeddingClassifier, args.leave_out)
     content_free = np.load(args.cache / f"content_free_{args.llm}.npy")
     report: dict = {"benchmark": "emotion_rescore", "voters": ["minilm", f"{args.llm}*{args.llm_weight}"],

@@ -8,7 +8,7 @@ TOML layout (every key optional)::
 
     [understanding]
     responder = "qwen1.5b"            # the model profile that writes the reply
-    voters = ["minilm", "qwen1.5b*0.5"]  # name[@shots][#sample][*weight], e.g. "qwen1.5b@3*0.5"
+    voters = ["minilm", "qwen1.5b*0.75"]  # name[@shots][#sample][*weight], e.g. "qwen1.5b@3*0.5"
     vote_method = "soft"              # or "majority"
     shots = 0                         # 0, 1 or 3 worked examples in the emotion prompt
     response_prompt = "emotion_aware" # or "strategy", or "e3rg" (the paper's prompt, no emotion injected)
@@ -95,10 +95,10 @@ BUILTIN_PROFILES: dict[str, ModelProfile] = {
 @dataclass(frozen=True)
 class UnderstandingConfig:
     responder: str = "qwen1.5b"
-    # name[@shots][#sample][*weight]; the LLM's weight was chosen on e3rg's dev sets
-    # (bench/data/emotion_dev.jsonl and emotion_broad_dev.jsonl; docs/emotion.md). "mpnet" instead of
-    # "minilm" needs requirements-mpnet.txt
-    voters: tuple[str, ...] = ("minilm", "qwen1.5b*0.5")
+    # name[@shots][#sample][*weight]; the LLM's weight was chosen on e3rg's dev sets and GoEmotions'
+    # dev split (bench/data/emotion_dev.jsonl, emotion_broad_dev.jsonl; docs/emotion.md). "mpnet" instead
+    # of "minilm" needs requirements-mpnet.txt
+    voters: tuple[str, ...] = ("minilm", "qwen1.5b*0.75")
     vote_method: str = "soft"  # or "majority"
     shots: int = 0
     response_prompt: str = "emotion_aware"

@@ -193,16 +193,14 @@ class Understander:
         return prompts.emotion_messages(turn, examples=examples, max_utterances=self.settings.history_utterances)
 
     def _calibrated(self, backend: Any, profile: str, shots: int, messages: list) -> dict[str, float]:
-        """Label probabilities divided by the model's content-free prior, renormalised and sharpened.
+        """Label probabilities divided by the model's content-free prior, renormalised.
 
         A content-free message is itself neutral, so its neutral probability is evidence, not bias:
         neutral's prior is the other labels' mean log prior, less ``neutral_shift`` nats (a plain
-        message that leans on nothing answers neutral). The calibrated log-probabilities are then
-        multiplied by ``sharpen`` (a temperature of 1/sharpen): in the soft vote that weighs this
-        voter ``sharpen`` times its configured weight (0.5 * 1.5 = 0.75 by default). Both were chosen
-        on e3rg's dev sets and GoEmotions' dev split (docs/emotion.md).
+        message that leans on nothing answers neutral), chosen on e3rg's dev sets and GoEmotions' dev
+        split (docs/emotion.md). How much the voter counts is its weight in the config, nothing here.
         """
-        neutral_shift, sharpen = 1.0, 1.5
+        neutral_shift = 1.0
         key = (profile, shots)
         if key not in self._priors:
             runs = [backend.choice_logprobs(self._emotion_messages(UserTurn(text=t), shots), CANDIDATES)
@@ -213,7 +211,7 @@ class Understander:
             self._priors[key] = prior
         prior = self._priors[key]
         logp = backend.choice_logprobs(messages, CANDIDATES)
-        adjusted = {c: sharpen * (logp[c] - prior[c]) for c in CANDIDATES}
+        adjusted = {c: logp[c] - prior[c] for c in CANDIDATES}
         top = max(adjusted.values())
         z = sum(math.exp(v - top) for v in adjusted.values())
         return {c: math.exp(v - top) / z for c, v in adjusted.items()}
