@@ -38,16 +38,18 @@ def _stems(text: str) -> set[str]:
 def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = (), begins_you: bool = True) -> bool:
     """Whether ``sentence`` restates the message faithfully: to "you" (beginning with it, if
     ``begins_you``), no "I", short, a statement, about this message, and with at most one content word
-    that nobody in the conversation said."""
+    that nobody in the conversation said. The person's own sentence turned (``begins_you`` false) may
+    also be reported ("You said the other boy got nothing.")."""
     said = canonical(sentence)
     words = said.split()
     if not 3 <= len(words) <= MAX_RESTATEMENT_WORDS or not said.rstrip().endswith("."):
         return False
     if _FIRST_PERSON.search(said) or "?" in said or "!" in said or not re.search(r"\byou", said):
         return False
-    if (begins_you and not said.startswith("you")) or _AWKWARD_START.match(said):
+    reported = said[len(_REPORTED):] if not begins_you and re.match(_REPORTED + r"(?!yes|no)", said) else said
+    if (begins_you and not said.startswith("you")) or _AWKWARD_START.match(reported):
         return False
-    if not _roles_kept(said, user_text, earlier):
+    if not _roles_kept(reported, user_text, earlier):
         return False
     mine, message = _stems(sentence), _stems(user_text)
     conversation = message.union(*(_stems(line) for line in earlier))
@@ -56,6 +58,7 @@ def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = ()
     return len(mine - conversation) <= 1  # the person's facts, not new ones
 
 
+_REPORTED = "you said "
 _SUBJECT_I = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd)\b")
 _OWNER = re.compile(r"\b(?:my|our|me|i|we)\b")
 
@@ -122,20 +125,50 @@ def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
             yield from ((clause.strip(" ,"), False) for clause in _CLAUSE.split(sentence))
 
 
+# A sentence about someone else that can be reported as theirs ("You said the other boy got nothing."):
+# it begins with who or what it is about.
+_THIRD_SUBJECT = re.compile(r"(?:he|she|they|it|it's|he's|she's|they're|there|there's|everyone|everybody|someone|"
+                            r"somebody|nobody|no one|the(?! same)|a|an|his|her|their|this|that|these|those|some|"
+                            r"every|each|half|most|all)\b", re.IGNORECASE)
+# ... and says what happened: a verb in it, not a fragment ("a cinema ticket from 2019").
+_VERB = re.compile(r"\b(?:is|was|are|were|has|have|had|did|does|do|can|could|will|would|seems?|[a-z]{2,}ed|said|made|"
+                   r"got|took|came|went|found|left|ran|sat|told|gave|knew|saw|felt|kept|lost|paid|put|hit|wrote|"
+                   r"drove|fell|ate|sent|brought|bought|says|makes|wants|thinks|knows|looks|sounds|feels|gets|goes|"
+                   r"comes|keeps|texts|hits|calls|works|takes)\b|'(?:s|re|d)\b", re.IGNORECASE)
+_NAME_SUBJECT = re.compile(r"[A-Z][a-z]+ (?:is|was|has|had|just|said|says|told|[a-z]{2,}ed)\b")
+_WHEN = re.compile(r"(?:today|yesterday|tonight|this morning|last night|then|now),?\s+", re.IGNORECASE)
+
+
 def flipped(user_text: str, *, max_words: int = 17) -> str:
     """The first sentence of the message that can be said back to the person, turned to "you" ("Your
     card got declined on a first date."), or "" when none turns safely: sentences that are questions,
-    speak to the avatar ("you"), quote someone, have no first person in them, are too long, or do not
-    pass ``restatement_ok`` are passed over; of a long sentence, a clause of it with the person in it
-    may be said."""
+    speak to the avatar ("you"), quote someone, are too long, or do not pass ``restatement_ok`` are
+    passed over; of a long sentence, a clause of it with the person in it may be said. When no sentence
+    has the person in it, the first that is about someone else is reported as theirs ("You said the
+    other boy got nothing.")."""
+    third = []
     for first, whole in _candidates(user_text, max_words):
         words = first.split()
         if not (3 if whole else 4) <= len(words) <= max_words or re.search(r"(?:^|\s)['‘“\"]", first):
             continue
-        if speaks_to_listener(first) or not (has_first_person(first) or whole and lacks_subject(first)):
+        if speaks_to_listener(first):
+            continue
+        if not (has_first_person(first) or whole and lacks_subject(first)):
+            about = first[_WHEN.match(first).end():] if _WHEN.match(first) else first
+            if len(words) >= 4 and (_THIRD_SUBJECT.match(about) or _NAME_SUBJECT.match(about)) and (
+                    _VERB.search(first) and not first.isupper()):
+                third.append(first)
             continue
         sentence = with_subject(second_person(_TRAILING.sub("", first).rstrip(" ,")))
         sentence = sentence[0].upper() + sentence[1:] + "."
+        if restatement_ok(sentence, user_text=user_text, begins_you=False):
+            return sentence
+    for first in third:
+        if len(first.split()) > MAX_RESTATEMENT_WORDS - 2:
+            continue
+        if _THIRD_SUBJECT.match(first) or _WHEN.match(first):
+            first = first[0].lower() + first[1:]
+        sentence = "You said " + _TRAILING.sub("", first).rstrip(" ,") + "."
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
             return sentence
     return ""

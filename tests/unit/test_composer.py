@@ -49,11 +49,18 @@ def test_a_plain_sentence_is_turned_to_you(message, said_back):
 @pytest.mark.parametrize("message", [
     "Do you remember our conversations?",  # a question
     "You always know what to say to me.",  # to the avatar: "you" cannot be turned
-    "The weather was nice.",  # nothing of theirs to turn
+    "A cinema ticket from 2019.",  # nothing of theirs to turn, and no event to report
     "I spent three weeks building the quarterly forecast model in the evenings while my team went home early.",
 ])
 def test_a_sentence_that_does_not_turn_safely_is_left(message):
     assert composer.flipped(message) == ""
+
+
+def test_a_sentence_about_someone_else_is_reported_as_theirs():
+    assert composer.flipped("The other boy got nothing.") == "You said the other boy got nothing."
+    assert composer.restatement_ok("You said the other boy got nothing.", user_text="The other boy got nothing.",
+                                   begins_you=False)
+    assert not composer.restatement_ok("You said the other boy got nothing.", user_text="The other boy got nothing.")
 
 
 def test_closings_for_bad_news_are_neither_cheerful_nor_advice():
