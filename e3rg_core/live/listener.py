@@ -126,9 +126,14 @@ class Listener:
     """Turns one conversation's microphone stream into utterances; pieces from one stream at a time."""
 
     def __init__(self, folder: Path, *, transcribe: Transcribe | None = None,
-                 options: ListenerOptions | None = None) -> None:
-        """Write utterances into ``folder``; recognise them with ``transcribe`` when given."""
+                 options: ListenerOptions | None = None, on_end: Callable[[SpeechEnd], None] | None = None) -> None:
+        """Write utterances into ``folder``; recognise them with ``transcribe`` when given.
+
+        ``on_end`` is called on the feeding thread as soon as a turn's end is detected, before its last
+        words are recognised (so a caller can start what follows the turn while they are).
+        """
         self.folder = Path(folder)
+        self._on_end = on_end
         self.folder.mkdir(parents=True, exist_ok=True)
         self.options = options or ListenerOptions()
         self._transcribe = transcribe
@@ -330,6 +335,8 @@ class Listener:
 
     def _finish(self, event: SpeechEnd) -> Utterance:
         detected = time.perf_counter()
+        if self._on_end is not None:
+            self._on_end(event)
         o = self.options
         start, end = self._sample(event.start_s), self._sample(event.end_s)
         last_voiced = self._sample(event.last_voiced_s)

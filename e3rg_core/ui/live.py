@@ -21,6 +21,8 @@ import shutil
 import threading
 import time
 import uuid
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -31,12 +33,14 @@ from e3rg_core.errors import E3rgError, InputError
 from e3rg_core.live import (BargeInReason, Interruption, Listener, ListenerOptions, TurnControl, Utterance,
                             decide_barge_in, played_reference)
 from e3rg_core.live.listener import Transcribe
+from e3rg_core.live.vad import SpeechEnd
 
 logger = logging.getLogger(__name__)
 
 IDLE_S = 1800.0
 OTHER_TAB_S = 10.0  # a page that sent a microphone piece this recently is listening
 FEED_WAIT_S = 0.05  # how long a piece may wait to be heard before its answer goes back to the page
+TAKE_WAIT_S = 60.0  # the longest a turn waits for its utterance's words
 _FLUSH = object()
 #: the page's listener recognises speech once, 0.15 s into each pause, not every 2 s as well: Whisper
 #: takes about as long for 1 s of speech as for 10 (it reads 30-s windows), and a pass still running
@@ -77,13 +81,18 @@ class Room:
     """One page's hands-free state: its listener, its reply, the utterances waiting for a turn.
 
     Microphone pieces are heard in order on the room's own thread, so a piece never waits for the
-    recognition that ends the last turn, and none is dropped while it runs.
+    recognition that ends the last turn, and none is dropped while it runs. The page is told of an
+    utterance as soon as its pause is heard, while its last words are still being recognised, so that
+    its turn is on its way meanwhile (``LiveRooms.take`` waits for the words); an utterance heard while
+    the avatar speaks is told once its words say it is not the reply's own echo.
     """
 
-    def __init__(self, listener: Listener, folder: Path) -> None:
-        self.listener, self.folder = listener, folder
+    def __init__(self, folder: Path, *, transcribe: Transcribe | None = None,
+                 options: ListenerOptions | None = None) -> None:
+        self.folder = folder
+        self.listener = Listener(folder, transcribe=transcribe, options=options, on_end=self._ended)
         self.control = TurnControl()
-        self.ready: dict[str, Utterance] = {}  # finished utterances, until their turn takes them
+        self.ready: dict[str, Future] = {}  # utterances (or their recognition still running) until their turn takes them
         self.voice: list[np.ndarray] = []  # the reply's spoken pieces at 16 kHz (echo reference)
         self.reply_text = ""
         self.stored: tuple[str, str] | None = None  # (conversation id, turn id) of the reply once stored
@@ -95,6 +104,8 @@ class Room:
         self.shown = ""  # the status the page was last told
         self._inbox: queue.Queue = queue.Queue()
         self._waiting: list[str] = []  # ids of finished utterances the page has not been told of
+        self._early: list[Future] = []  # utterances told at the pause, their words still being recognised (in order)
+        self._replying = False  # the avatar's voice plays on the page (the piece being heard says)
         self._barge: LiveUpdate | None = None  # a barge-in the page has not been told of
         self._failure: Exception | None = None
         self._note = ""
@@ -114,18 +125,14 @@ class Room:
             return self.control.begin()
 
     def add_piece(self, wav_path: str, text: str) -> None:
-        """A piece of the reply's voice went to the page (kept to tell its echo from the person)."""
-        from e3rg_core.media.audio import read_audio
+        """A piece of the reply's voice goes to the page (kept to tell its echo from the person).
 
-        audio = read_audio(Path(wav_path))
-        samples = audio.samples
-        if audio.sample_rate_hz != SAMPLE_RATE_HZ:
-            import soxr
-
-            samples = np.asarray(soxr.resample(samples, audio.sample_rate_hz, SAMPLE_RATE_HZ), dtype=np.float32)
+        It is read on the room's thread, before the next microphone piece, so that the page gets the
+        piece without waiting for it to be decoded here.
+        """
         with self.lock:
-            self.voice.append(samples.astype(np.float32))
-            self.reply_text = text
+            reply = self.control.current
+        self._inbox.put(_VoicePiece(Path(wav_path), text, reply.turn if reply is not None else 0))
 
     def submit(self, chunk: Any, playing: bool, position_s: float) -> threading.Event:
         done = threading.Event()
@@ -151,6 +158,7 @@ class Room:
         _listening(self, False)
         self._inbox.put(None)
         self._thread.join(timeout=5)
+        self._fail_early(InputError("hands-free talk stopped before the words were recognised; talk again"))
         try:
             self.listener.close()
         finally:
@@ -158,34 +166,81 @@ class Room:
 
     def _work(self) -> None:
         while (item := self._inbox.get()) is not None:
+            if isinstance(item, _VoicePiece):
+                self._keep_voice(item)
+                continue
             chunk, playing, position_s, done = item
             try:
                 self._hear(chunk, playing, position_s)
             except Exception as exc:  # noqa: BLE001 - told to the page with the next piece
+                failure = exc if isinstance(exc, E3rgError) else InputError(
+                    f"could not hear that piece of the microphone ({type(exc).__name__})")
                 with self.lock:
-                    self._failure = exc if isinstance(exc, E3rgError) else InputError(
-                        f"could not hear that piece of the microphone ({type(exc).__name__})")
+                    self._failure = failure
+                self._fail_early(failure)
                 if not isinstance(exc, E3rgError):
                     logger.exception("hands-free listening failed")
             finally:
                 done.set()
 
+    def _keep_voice(self, piece: _VoicePiece) -> None:
+        from e3rg_core.media.audio import read_audio
+
+        try:
+            audio = read_audio(piece.wav_path)
+        except Exception as exc:  # noqa: BLE001 - the room's thread goes on; the echo check with the pieces it has
+            logger.warning("could not read the reply's voice piece %s: %s", piece.wav_path.name, exc)
+            return
+        samples = audio.samples
+        if audio.sample_rate_hz != SAMPLE_RATE_HZ:
+            import soxr
+
+            samples = soxr.resample(samples, audio.sample_rate_hz, SAMPLE_RATE_HZ)
+        with self.lock:
+            current = self.control.current
+            if current is not None and current.turn == piece.turn and not current.cancelled:  # its reply goes on
+                self.voice.append(np.asarray(samples, dtype=np.float32))
+                self.reply_text = piece.text
+
+    def _ended(self, event: SpeechEnd) -> None:
+        """The listener heard a turn's pause (on this room's thread): with the avatar silent, the page is told now."""
+        if self._replying:
+            return
+        utterance_id, pending = uuid.uuid4().hex, Future()
+        with self.lock:
+            self.ready[utterance_id] = pending
+            self._early.append(pending)
+            self._waiting.append(utterance_id)
+
     def _hear(self, chunk: Any, playing: bool, position_s: float) -> None:
+        with self.lock:
+            self._replying = playing and bool(self.voice)
         utterances = _feed(self.listener, chunk)
         with self.lock:
             speaking = playing and bool(self.voice)
             if speaking and self.listener.is_speaking:
                 self._check_barge_in(position_s)
             for utterance in utterances:
-                if speaking and self._barge is None and self._is_echo(utterance, position_s):
+                early = self._early.pop(0) if self._early else None
+                if early is None and speaking and self._barge is None and self._is_echo(utterance, position_s):
                     self._note = "the reply's own voice was heard; set aside"
                     continue
-                utterance_id = uuid.uuid4().hex
                 logger.info("heard %.2f s of speech; its words were ready %.2f s after the pause (%d partials%s)",
                             utterance.end_s - utterance.start_s, utterance.transcript_wait_s or 0.0,
                             utterance.partials, ", the last reused" if utterance.partial_reused else "")
-                self.ready[utterance_id] = utterance
+                if early is not None:
+                    early.set_result(utterance)
+                    continue
+                utterance_id = uuid.uuid4().hex
+                self.ready[utterance_id] = _done(utterance)
                 self._waiting.append(utterance_id)
+
+    def _fail_early(self, exc: Exception) -> None:
+        """The utterances told at their pause will not come: their turns hear why."""
+        with self.lock:
+            for pending in self._early:
+                pending.set_exception(exc)
+            self._early = []
 
     def _check_barge_in(self, position_s: float) -> None:
         so_far = self.listener.speech_so_far()
@@ -240,7 +295,7 @@ class LiveRooms:
             room = self._rooms.get(key)
             if room is None:
                 folder = self.root / uuid.uuid4().hex
-                room = Room(Listener(folder, transcribe=_sharing(self._transcribe()), options=self.options), folder)
+                room = Room(folder, transcribe=_sharing(self._transcribe()), options=self.options)
                 self._rooms[key] = room
             room.touched = time.monotonic()
             return room
@@ -270,12 +325,19 @@ class LiveRooms:
         return ""
 
     def take(self, key: str, utterance_id: str) -> Utterance:
-        """The finished utterance ``utterance_id`` of page ``key`` (each is answered once)."""
+        """The finished utterance ``utterance_id`` of page ``key`` (each is answered once), once its words are
+        recognised (the page is told of it at the pause, ``Room``)."""
         room = self.room(key)
         with room.lock:
-            utterance = room.ready.pop(str(utterance_id or ""), None)
-        if utterance is None:
+            pending = room.ready.pop(str(utterance_id or ""), None)
+        if pending is None:
             raise InputError("that utterance was answered already or never heard; keep talking")
+        began = time.perf_counter()
+        try:
+            utterance = pending.result(timeout=TAKE_WAIT_S)
+        except FutureTimeout:
+            raise InputError("the words of what you said took too long to recognise; say it again") from None
+        logger.info("the turn of %s waited %.2f s for its words", utterance.wav_path.name, time.perf_counter() - began)
         return utterance
 
     def stop(self, key: str) -> None:
@@ -297,6 +359,19 @@ class LiveRooms:
         for touched, key in sorted((r.touched, k) for k, r in self._rooms.items()):
             if now - touched > IDLE_S or len(self._rooms) >= MAX_ROOMS:
                 self._rooms.pop(key).close()
+
+
+@dataclass(frozen=True)
+class _VoicePiece:
+    wav_path: Path
+    text: str  # the reply's text so far
+    turn: int  # the reply (``TurnControl``'s count) it belongs to
+
+
+def _done(utterance: Utterance) -> Future:
+    future: Future = Future()
+    future.set_result(utterance)
+    return future
 
 
 def _listening(room: Room, on: bool) -> None:

@@ -68,6 +68,21 @@ def test_a_pause_ends_an_utterance_that_waits_for_its_turn(rooms, speech):
         rooms.take("page", ids[0])
 
 
+def test_the_page_is_told_at_the_pause_and_the_turn_waits_for_the_words(tmp_path, speech):
+    rooms = LiveRooms(tmp_path / "live", lambda: Recogniser(delay_s=1.0))
+    try:
+        told = None
+        for chunk in pieces(np.concatenate([silence(0.5), speech["user"], silence(1.0)])):
+            update = rooms.hear("page", chunk)
+            told = told or update.utterance
+        assert told is not None  # before the (1-s) recognition of the last words ended
+        began = time.monotonic()
+        utterance = rooms.take("page", told)
+        assert utterance.transcript.text.startswith("heard") and time.monotonic() - began > 0.1
+    finally:
+        rooms.close("page")
+
+
 def test_silence_and_noise_make_no_utterance(rooms):
     updates = hear_all(rooms, "page", np.concatenate([silence(1.0), white_noise(2.0, 0.05), silence(1.0)]))
     assert not any(u.utterance for u in updates) and {u.status for u in updates} == {"listening"}
