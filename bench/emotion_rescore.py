@@ -61,8 +61,9 @@ def embedding_probs(clf, data: dict, model: str = "all-minilm-l6-v2") -> np.ndar
 
 
 def decide(emb: np.ndarray | None, llm: np.ndarray | None, risk, *, llm_weight: float,
-           crisis_rule: bool = True) -> list[str]:
-    """The coarse class per item: the engine's soft vote, then its crisis rule."""
+           crisis_rule: bool = True, class_vote: bool = True) -> list[str]:
+    """The coarse class per item: the engine's soft vote (the embedding voter its class head), then its
+    crisis rule; ``class_vote=False``: the plain product over the labels, as before issue 21's third pass."""
     preds = []
     for i in range(len(risk)):
         votes, weights = [], {}
@@ -70,7 +71,7 @@ def decide(emb: np.ndarray | None, llm: np.ndarray | None, risk, *, llm_weight: 
             if probs is not None and w > 0:
                 votes.append(EmotionVote(name, "neutral", "", True, 0.0, dict(zip(CANDIDATES, probs[i].tolist()))))
                 weights[name] = w
-        coarse = soft_vote(votes, weights=weights).coarse
+        coarse = soft_vote(votes, weights=weights, class_heads={"emb"} if class_vote else None).coarse
         if crisis_rule and risk[i] == "crisis" and coarse not in ("sad", "fear"):
             coarse = "sad"
         preds.append(coarse)
@@ -105,6 +106,8 @@ def main() -> None:
                         help="x the calibrated log-probabilities (the engine: 1; its weight is the knob)")
     parser.add_argument("--leave-out", type=Path, help="JSON {label: [messages]} left out of the embedding bank")
     parser.add_argument("--no-crisis-rule", action="store_true")
+    parser.add_argument("--no-class-vote", action="store_true",
+                        help="choose the feeling by the plain product over the labels (the vote before the class vote)")
     parser.add_argument("--name", help="write bench/reports/<name>.json")
     args = parser.parse_args()
     if args.llm_weight is None:
@@ -114,14 +117,16 @@ def main() -> None:
     content_free = np.load(args.cache / f"content_free_{args.llm}.npy")
     report: dict = {"benchmark": "emotion_rescore", "voters": ["minilm", f"{args.llm}*{args.llm_weight}"],
                     "llm_neutral_shift": args.llm_neutral_shift, "llm_sharpen": args.llm_sharpen,
-                    "left_out": str(args.leave_out or ""), "crisis_rule": not args.no_crisis_rule, "sets": {}}
+                    "left_out": str(args.leave_out or ""), "crisis_rule": not args.no_crisis_rule,
+                    "class_vote": not args.no_class_vote, "sets": {}}
     for name in SETS:
         data = load(args.cache, name)
         if data is None:
             continue
         emb = embedding_probs(clf, data)
         llm = calibrate(data["llm"], content_free, neutral_shift=args.llm_neutral_shift, sharpen=args.llm_sharpen)
-        preds = decide(emb, llm, data["risk"], llm_weight=args.llm_weight, crisis_rule=not args.no_crisis_rule)
+        preds = decide(emb, llm, data["risk"], llm_weight=args.llm_weight, crisis_rule=not args.no_crisis_rule,
+                       class_vote=not args.no_class_vote)
         result = class_report(list(data["golds"]), preds)
         result["crisis_items"] = int((data["risk"] == "crisis").sum())
         result["median_llm_s"] = round(float(np.median(data["llm_s"])), 3)

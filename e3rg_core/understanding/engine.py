@@ -273,7 +273,10 @@ class Understander:
                 if weight > 0:
                     votes.append(vote)
                     weights[vote.voter] = float(weight)
-            result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights=weights)
+            # the embedding voter shares out its class head's probability among the labels (voting.py)
+            heads = {v.spec for v in self.voters if isinstance(self._backends[v.profile], EmotionClassifier)}
+            result = combine_votes(votes, method=s.vote_method, map_name=s.emotion_map, weights=weights,
+                                   class_heads=heads)
 
         label, coarse = result.label, result.coarse
         emotion_s = time.perf_counter() - start

@@ -102,3 +102,27 @@ def test_soft_vote_label_is_the_best_of_the_winning_class():
     b = v("b", "angry", probs(angry=0.35, annoyed=0.25, fear=0.38))
     r = soft_vote([a, b])
     assert (r.coarse, r.label) == ("angry", "angry")
+
+
+def _probs(mass):
+    rest = (1 - sum(mass.values())) / (len(CANDIDATES) - len(mass))
+    return {c: mass.get(c, rest) for c in CANDIDATES}
+
+
+def test_the_class_vote_backs_a_class_its_voters_name_in_different_words():
+    head = v("emb", "lonely", _probs({"lonely": 0.55, "joyful": 0.4}))  # shares out its class head's sad
+    llm = v("llm", "disappointed", _probs({"disappointed": 0.5, "joyful": 0.3}))  # scores each word alone
+    plain = soft_vote([head, llm])
+    voted = soft_vote([head, llm], class_heads={"emb"})
+    assert plain.coarse == "happy"  # the product over words punishes "lonely" against "disappointed"
+    assert (voted.coarse, voted.label) == ("sad", "lonely")
+    assert voted.coarse_distribution["neutral"] == pytest.approx(plain.coarse_distribution["neutral"])
+    assert max(voted.coarse_distribution, key=voted.coarse_distribution.get) == voted.coarse
+    assert sum(voted.distribution.values()) == pytest.approx(1.0)
+
+
+def test_a_word_scorer_that_favours_no_word_favours_no_class():
+    even = v("llm", "neutral", {c: 1 / len(CANDIDATES) for c in CANDIDATES})
+    shares = soft_vote([even], class_heads=()).coarse_distribution
+    feelings = [k for k in shares if k != "neutral"]
+    assert max(shares[k] for k in feelings) == pytest.approx(min(shares[k] for k in feelings))
