@@ -16,7 +16,9 @@ fake device plays the file from then on). Figures, written to ``live.json`` (``-
 ``live_scripted.json``:
 
 * end of speech → first avatar audio and → first avatar video, per answered utterance (median, p90);
-* barge-in → silence: from the start of the interrupting utterance to the voice falling silent;
+* barge-in → silence: from the start of the interrupting utterance to the voice falling silent (held by
+  the page's own ear, or stopped by the server's barge-in);
+* page false stops: holds the page's ear let go of because the server heard no barge-in;
 * false barge-ins: replies the server cut short while nobody was speaking (nothing plays the avatar's
   voice back into this fake microphone, so echo itself is tested in ``tests/unit/test_live.py``); a
   reply so late that it overlaps the next planned utterance is cut by it, rightly;
@@ -60,9 +62,10 @@ INTERRUPTION = 2  # the index (among the utterances) of the one said over the av
 GOALS = {"first_audio_median_s": 1.5, "barge_in_to_silence_s": 0.3, "false_barge_ins": 0, "turns_lost": 0}
 WATCH_JS = """() => {
   window.e3watch = [];
-  let voice = false, face = false, state = '';
+  let voice = false, face = false, state = '', held = false, resumed = 0;
   const sounding = () => {
     const h = window.e3rgVoice;
+    if (h && h.ear && h.ear.held) return false;  // the page's ear holds the voice: its output is muted
     if (h && h.ctx && h.startAt !== null && !h.stopped) {
       const now = h.ctx.currentTime;
       if (now >= h.startAt && now < h.endAt) return true;
@@ -79,6 +82,13 @@ WATCH_JS = """() => {
     const v = sounding(), f = showing();
     if (v !== voice) { window.e3watch.push({t: now, ev: v ? 'voice' : 'silent'}); voice = v; }
     if (f !== face) { window.e3watch.push({t: now, ev: f ? 'face' : 'still'}); face = f; }
+    const ear = window.e3rgVoice && window.e3rgVoice.ear;
+    const h = !!ear && ear.held;
+    if (h !== held) {  // a hold ends in the server's barge-in ('stop') or, with none, the voice going on ('resume')
+      window.e3watch.push({t: now, ev: h ? 'hold' : (ear.resumed > resumed ? 'resume' : 'stop')});
+      held = h;
+      resumed = ear.resumed;
+    }
     const box = document.querySelector('#live_state textarea');
     if (box && box.value !== state) { state = box.value; window.e3watch.push({t: now, ev: 'state:' + state}); }
   }, 10);
@@ -238,6 +248,8 @@ def measure(marks: list[dict], capture_ms: float, events: list[dict], turns: lis
             if video is not None:
                 first_video.append(video)
         rows.append(row)
+    holds = [at(e) for e in events if e["ev"] == "hold"]
+    resumed = [at(e) for e in events if e["ev"] == "resume"]
     cuts = barge_ins(log, capture_epoch_s)
     false_cuts = [t for t in cuts if not any(m["start_s"] - 0.2 <= t <= m["end_s"] + 1.5 for m in speech)]
     speech_words = set().union(*(_words(m["text"]) for m in speech))
@@ -252,6 +264,8 @@ def measure(marks: list[dict], capture_ms: float, events: list[dict], turns: lis
         "barge_in_to_silence_s": cut,
         "barge_ins_at_s": cuts,
         "false_barge_ins": len(false_cuts),
+        "page_holds_at_s": [round(t, 3) for t in holds],
+        "page_false_stops": len(resumed),  # holds the page let go of, the server having heard no barge-in
         "turns_lost": sum(not r["stored"] for r in rows),
         "turns_from_silence_noise_or_music": from_nothing,
         "words_ready_after_pause_s": [float(x) for x in re.findall(r"words were ready ([0-9.]+) s after the pause", log)],
@@ -298,7 +312,8 @@ def main() -> None:
     name = "live.json" if args.real else "live_scripted.json"  # the test double's run has its own report
     (args.out / name).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: report[k] for k in ("end_of_speech_to_first_audio_s", "end_of_speech_to_first_video_s",
-                                             "barge_in_to_silence_s", "false_barge_ins", "turns_lost",
+                                             "barge_in_to_silence_s", "false_barge_ins", "page_false_stops",
+                                             "turns_lost",
                                              "turns_from_silence_noise_or_music")}, indent=2))
     if args.keep:
         print(f"kept {work}")

@@ -14,25 +14,50 @@ from typing import Mapping
 #: (``#player_state``: is the avatar speaking, how far into the reply) so it can tell the reply's echo
 #: from the person; the status says whether the avatar listens, thinks or speaks; and while it does not
 #: speak, the listening face (``#listening_face``) takes the face's place.
+#:
+#: The page's own ear (``e3rgVoice.ear``) holds the voice the moment the microphone (echo cancellation
+#: on) hears a voice-like sound while the avatar speaks: the server hears the microphone 0.3-0.5 s late,
+#: so waiting for its word made barge-in take 0.75 s. A hold only pauses the player (its clock stops, so
+#: nothing is skipped); the server still decides: its barge-in stops the reply for good (``PAUSE_JS``),
+#: and when the microphone has been quiet for ``resumeQuietS`` with no barge-in and the server not
+#: hearing speech, the voice goes on where it was (``ear.resumed`` counts these false stops, and each
+#: raises the level that holds this reply by ``stepDb``, so the reply's own echo cannot stutter it).
 PAGE_JS = """
 () => {
   const words = __WORDS__;
-  const hands = window.e3rgVoice = {ctx: null, chain: Promise.resolve(), sources: [], turn: null,
+  const hands = window.e3rgVoice = {ctx: null, gain: null, chain: Promise.resolve(), sources: [], turn: null,
                                     startAt: null, endAt: 0, stopped: true};
+  const ear = hands.ear = {ctx: null, analyser: null, data: null, floorDb: -70, loudMs: 0, lastT: 0, held: false,
+                           heldAt: 0, quietSince: 0, raiseDb: 0, holds: 0, resumed: 0, confirmed: 0,
+                           minDb: -50, overFloorDb: 12, needMs: 90, resumeQuietS: 0.6,
+                           holdMinS: 0.8, holdMaxS: 4.0, stepDb: 6};
   hands.start = () => {
-    if (!hands.ctx) hands.ctx = new (window.AudioContext || window.webkitAudioContext)();
-    if (hands.ctx.state === 'suspended') hands.ctx.resume();
+    if (!hands.ctx) {
+      hands.ctx = new (window.AudioContext || window.webkitAudioContext)();
+      hands.gain = hands.ctx.createGain();
+      hands.gain.connect(hands.ctx.destination);
+    }
+    if (hands.ctx.state === 'suspended' && !ear.held) hands.ctx.resume();
+  };
+  const release = () => {
+    if (!ear.held) return;
+    ear.held = false;
+    ear.loudMs = 0;
+    hands.gain.gain.value = 1;
+    hands.ctx.resume();
   };
   hands.stop = () => {
     hands.stopped = true;
     for (const source of hands.sources) { try { source.stop(); } catch (e) {} }
     hands.sources = [];
+    if (ear.held) { ear.confirmed += 1; release(); }
   };
   hands.play = (piece) => {
     hands.start();
     if (piece.turn !== hands.turn) {
       hands.stop();
       Object.assign(hands, {turn: piece.turn, startAt: null, endAt: 0, stopped: false});
+      ear.raiseDb = 0;
     }
     const turn = piece.turn;
     const url = new URL('gradio_api/file=' + piece.path, window.location.href);
@@ -41,7 +66,7 @@ PAGE_JS = """
       if (hands.turn !== turn || hands.stopped) return;
       const source = hands.ctx.createBufferSource();
       source.buffer = buffer;
-      source.connect(hands.ctx.destination);
+      source.connect(hands.gain);
       const at = Math.max(hands.ctx.currentTime + 0.03, hands.endAt);
       if (hands.startAt === null) hands.startAt = at;
       source.start(at);
@@ -49,9 +74,83 @@ PAGE_JS = """
       hands.sources.push(source);
     }).catch(() => {});
   };
+  // the avatar's voice sounds now (a piece of it scheduled at this moment)
+  const sounding = () => {
+    if (!hands.ctx || hands.startAt === null || hands.stopped) return false;
+    const now = hands.ctx.currentTime;
+    return now >= hands.startAt && now < hands.endAt;
+  };
+  // the microphone's level over the last analyser window (dBFS) and the share of it in the voice's band
+  const level = () => {
+    ear.analyser.getFloatTimeDomainData(ear.data);
+    let sum = 0;
+    for (const x of ear.data) sum += x * x;
+    const db = 10 * Math.log10(sum / ear.data.length + 1e-12);
+    ear.analyser.getFloatFrequencyData(ear.spectrum);
+    const hz = ear.ctx.sampleRate / ear.analyser.fftSize;
+    let band = 0, all = 0;
+    ear.spectrum.forEach((d, i) => { const p = Math.pow(10, d / 10); all += p; if (i * hz >= 150 && i * hz <= 4000) band += p; });
+    return {db, voiceShare: all > 0 ? band / all : 0};
+  };
+  const hear = () => {
+    if (!ear.analyser) return;
+    const t = performance.now();
+    const {db, voiceShare} = level();
+    const state = document.querySelector('#live_state textarea');
+    const on = state && state.value && state.value !== 'off';
+    const speaking = on && sounding();
+    if (!speaking && !ear.held) ear.floorDb = db < ear.floorDb ? db : ear.floorDb + 0.005 * (db - ear.floorDb);
+    const loud = db >= Math.max(ear.minDb, ear.floorDb + ear.overFloorDb) + ear.raiseDb && voiceShare >= 0.5;
+    // voiced time, leaking away at half speed in the gaps between syllables
+    const dt = Math.min(t - (ear.lastT || t), 50);
+    ear.lastT = t;
+    ear.loudMs = loud ? Math.min(ear.loudMs + dt, 2 * ear.needMs) : Math.max(0, ear.loudMs - dt / 2);
+    if (loud) ear.quietSince = t;
+    if (!ear.held && speaking && ear.loudMs >= ear.needMs) {
+      ear.held = true;
+      ear.heldAt = t;
+      ear.holds += 1;
+      hands.gain.gain.value = 0;
+      hands.ctx.suspend();
+      const face = document.querySelector('#live_video video');
+      if (face) face.pause();
+    } else if (ear.held) {
+      const heldS = (t - ear.heldAt) / 1000, quietS = (t - ear.quietSince) / 1000;
+      const hearing = state && state.value === 'hearing';
+      if ((heldS >= ear.holdMinS && quietS >= ear.resumeQuietS && !hearing) || heldS >= ear.holdMaxS) {
+        ear.resumed += 1;
+        ear.raiseDb += ear.stepDb;
+        release();
+      }
+    }
+  };
+  hands.listen = (stream) => {
+    if (!stream.getAudioTracks().length) return;
+    if (!ear.ctx) ear.ctx = new (window.AudioContext || window.webkitAudioContext)();
+    if (ear.ctx.state === 'suspended') ear.ctx.resume();
+    ear.analyser = ear.ctx.createAnalyser();
+    ear.analyser.fftSize = 1024;
+    ear.analyser.smoothingTimeConstant = 0;
+    ear.data = new Float32Array(ear.analyser.fftSize);
+    ear.spectrum = new Float32Array(ear.analyser.frequencyBinCount);
+    ear.ctx.createMediaStreamSource(stream).connect(ear.analyser);
+  };
+  const devices = navigator.mediaDevices;
+  if (devices && devices.getUserMedia) {
+    const open = devices.getUserMedia.bind(devices);
+    devices.getUserMedia = (c) => {
+      // a microphone alone (the hands-free one): echo cancellation on, so the ear hears the person
+      const mic = c && c.audio && !c.video;
+      const asked = mic && c.audio === true ? {...c, audio: {echoCancellation: true, noiseSuppression: true,
+                                                             autoGainControl: true}} : c;
+      return open(asked).then((stream) => { if (mic) hands.listen(stream); return stream; });
+    };
+  }
+  setInterval(hear, 16);
   const clock = () => {
     if (hands.ctx && hands.startAt !== null && !hands.stopped) {
       const now = hands.ctx.currentTime;
+      if (ear.held) return {playing: true, t: now - hands.startAt, gap: false, held: true};
       if (now >= hands.startAt && now < hands.endAt) return {playing: true, t: now - hands.startAt, gap: false};
       if (now >= hands.startAt && now < hands.endAt + 0.6) return {playing: false, t: now - hands.startAt, gap: true};
     }
@@ -64,7 +163,7 @@ PAGE_JS = """
     const c = clock();
     if (!face) return;
     face.muted = true;
-    if (!c.playing) return;
+    if (!c.playing || c.held) return;
     for (let i = 0; i < face.buffered.length; i++) {
       if (face.buffered.start(i) <= c.t && c.t < face.buffered.end(i)) {
         if (Math.abs(face.currentTime - c.t) > 0.2) face.currentTime = c.t;
@@ -86,7 +185,7 @@ PAGE_JS = """
     const state = document.querySelector('#live_state textarea');
     const shown = document.querySelector('#live_status');
     if (state && shown) {
-      const now = speaking ? 'speaking' : (state.value || 'off');
+      const now = c.held ? 'hearing' : speaking ? 'speaking' : (state.value || 'off');
       if (shown.dataset.state !== now) { shown.dataset.state = now; shown.textContent = words[now] || now; }
     }
     const listening = document.querySelector('#listening_face');
