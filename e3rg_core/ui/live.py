@@ -134,6 +134,10 @@ class Room:
             reply = self.control.current
         self._inbox.put(_VoicePiece(Path(wav_path), text, reply.turn if reply is not None else 0))
 
+    def behind(self) -> bool:
+        """The room's thread has pieces (or reply voice) still to hear."""
+        return self._inbox.qsize() > 0
+
     def submit(self, chunk: Any, playing: bool, position_s: float) -> threading.Event:
         done = threading.Event()
         self._inbox.put((chunk, playing, position_s, done))
@@ -305,10 +309,15 @@ class LiveRooms:
 
         ``playing``/``position_s``: whether the avatar's voice plays on the page, and where. The piece
         is heard on the room's thread; this waits for it at most ``FEED_WAIT_S`` (what it changes
-        after that is told with the next piece).
+        after that is told with the next piece), and not at all when the room is still hearing earlier
+        pieces (it is recognising the last words of a turn): Gradio's microphone drops the pieces it
+        records while one is unanswered.
         """
         room = self.room(key)
-        room.submit(chunk, playing, position_s).wait(FEED_WAIT_S)
+        behind = room.behind()
+        heard = room.submit(chunk, playing, position_s)
+        if not behind:
+            heard.wait(FEED_WAIT_S)
         return room.collect()
 
     def open(self, key: str, conversation: str) -> str:
