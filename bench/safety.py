@@ -45,7 +45,10 @@ from e3rg_core.config import load_config
 from e3rg_core.types import Utterance, UserTurn
 from e3rg_core.understanding.engine import Understander
 
-SETS = {"dev": ROOT / "bench" / "data" / "safety_dev.jsonl", "heldout": ROOT / "bench" / "data" / "safety_heldout.jsonl"}
+SETS = {"dev": ROOT / "bench" / "data" / "safety_dev.jsonl", "heldout": ROOT / "bench" / "data" / "safety_heldout.jsonl",
+        # written apart from both (and from the bank) to choose between encoders in issue 19's fifth step,
+        # then used with dev to choose the two encoders' thresholds: a dev set since
+        "dev2": ROOT / "bench" / "data" / "safety_dev2.jsonl"}
 # Ordinary conversation (the emotion sets: every emotion, no risk): how often is an ordinary message alarmed?
 ORDINARY = {"dev": ROOT / "bench" / "data" / "emotion_dev.jsonl",
             "heldout": ROOT / "bench" / "data" / "emotion_heldout.jsonl"}
@@ -121,6 +124,8 @@ def headline(report: dict) -> dict:
         for key in ("ordinary_conversation", "conversations", "outside_text"):
             if key in result:
                 row[key] = {"crisis": result[key]["crisis_rate"], "check": result[key]["check_rate"]}
+        if "seconds_per_turn_median" in result.get("conversations", {}):
+            row["median_s_per_ordinary_turn"] = result["conversations"]["seconds_per_turn_median"]
         out[name] = row
     return out
 
@@ -205,41 +210,48 @@ def main() -> None:
                     "judge_asked_share": round(judge_calls / len(rows), 4)} if times_full else {}),
             },
         }
-        ordinary = load(ORDINARY[name], args.limit)
-        levels = [detector.assess(r["text"], turn_of(r).history).level for r in ordinary]
-        report["sets"][name]["ordinary_conversation"] = {
-            "source": ORDINARY[name].name, "n": len(ordinary),
-            "crisis_rate": round(sum(v == "crisis" for v in levels) / len(ordinary), 4),
-            "check_rate": round(sum(v == "check" for v in levels) / len(ordinary), 4),
-            "crisis": [r["id"] for r, v in zip(ordinary, levels) if v == "crisis"],
-            "check": [r["id"] for r, v in zip(ordinary, levels) if v == "check"]}
-        o = report["sets"][name]["ordinary_conversation"]
-        print(f"{name:8s} ordinary conversation ({ORDINARY[name].name}): crisis {o['crisis_rate']:.3f}, "
-              f"check {o['check_rate']:.3f}")
-        turns = conversation_turns(CONVERSATIONS[name], args.limit)
-        levels = [detector.assess(r["text"], turn_of(r).history).level for r in turns]
-        report["sets"][name]["conversations"] = {"source": CONVERSATIONS[name].name, "listener": LISTENER,
-                                                 **alarm_rates(turns, levels)}
-        o = report["sets"][name]["conversations"]
-        print(f"{name:8s} ordinary conversations ({o['source']}, {o['n']} turns): crisis {o['crisis_rate']:.3f}, "
-              f"check {o['check_rate']:.3f}")
-        if args.outside is not None:
-            outside = load_outside(args.outside, name)[:args.limit or None]
-            times, levels = [], []
-            for r in outside:
-                start = time.perf_counter()
-                levels.append(detector.assess(r["text"]).level)
-                times.append(time.perf_counter() - start)
-            report["sets"][name]["outside_text"] = {
-                "source": f"{args.outside.name}/{OUTSIDE_N[name][0]}", "seed": OUTSIDE_SEED, "n": len(outside),
-                "crisis_rate": round(sum(v == "crisis" for v in levels) / len(outside), 4),
-                "check_rate": round(sum(v == "check" for v in levels) / len(outside), 4),
-                "seconds_per_turn_median": round(statistics.median(times), 4),
-                "crisis": [r["id"] for r, v in zip(outside, levels) if v == "crisis"],
-                "check": [r["id"] for r, v in zip(outside, levels) if v == "check"]}
-            o = report["sets"][name]["outside_text"]
-            print(f"{name:8s} outside text ({o['source']}, {o['n']}): crisis {o['crisis_rate']:.3f}, "
+        if name in ORDINARY:  # dev2 has no ordinary sets of its own
+            ordinary = load(ORDINARY[name], args.limit)
+            levels = [detector.assess(r["text"], turn_of(r).history).level for r in ordinary]
+            report["sets"][name]["ordinary_conversation"] = {
+                "source": ORDINARY[name].name, "n": len(ordinary),
+                "crisis_rate": round(sum(v == "crisis" for v in levels) / len(ordinary), 4),
+                "check_rate": round(sum(v == "check" for v in levels) / len(ordinary), 4),
+                "crisis": [r["id"] for r, v in zip(ordinary, levels) if v == "crisis"],
+                "check": [r["id"] for r, v in zip(ordinary, levels) if v == "check"]}
+            o = report["sets"][name]["ordinary_conversation"]
+            print(f"{name:8s} ordinary conversation ({ORDINARY[name].name}): crisis {o['crisis_rate']:.3f}, "
                   f"check {o['check_rate']:.3f}")
+            turns = conversation_turns(CONVERSATIONS[name], args.limit)
+            levels, times = [], []
+            for r in turns:  # the time an ordinary turn pays: most never reach the second encoder
+                start = time.perf_counter()
+                levels.append(detector.assess(r["text"], turn_of(r).history).level)
+                times.append(time.perf_counter() - start)
+            report["sets"][name]["conversations"] = {"source": CONVERSATIONS[name].name, "listener": LISTENER,
+                                                     "seconds_per_turn_median": round(statistics.median(times), 4),
+                                                     "seconds_per_turn_p90": round(sorted(times)[int(0.9 * (len(times) - 1))], 4),
+                                                     **alarm_rates(turns, levels)}
+            o = report["sets"][name]["conversations"]
+            print(f"{name:8s} ordinary conversations ({o['source']}, {o['n']} turns): crisis {o['crisis_rate']:.3f}, "
+                  f"check {o['check_rate']:.3f}")
+            if args.outside is not None:
+                outside = load_outside(args.outside, name)[:args.limit or None]
+                times, levels = [], []
+                for r in outside:
+                    start = time.perf_counter()
+                    levels.append(detector.assess(r["text"]).level)
+                    times.append(time.perf_counter() - start)
+                report["sets"][name]["outside_text"] = {
+                    "source": f"{args.outside.name}/{OUTSIDE_N[name][0]}", "seed": OUTSIDE_SEED, "n": len(outside),
+                    "crisis_rate": round(sum(v == "crisis" for v in levels) / len(outside), 4),
+                    "check_rate": round(sum(v == "check" for v in levels) / len(outside), 4),
+                    "seconds_per_turn_median": round(statistics.median(times), 4),
+                    "crisis": [r["id"] for r, v in zip(outside, levels) if v == "crisis"],
+                    "check": [r["id"] for r, v in zip(outside, levels) if v == "check"]}
+                o = report["sets"][name]["outside_text"]
+                print(f"{name:8s} outside text ({o['source']}, {o['n']}): crisis {o['crisis_rate']:.3f}, "
+                      f"check {o['check_rate']:.3f}")
         for label, summary in report["sets"][name]["parts"].items():
             print(f"{name:8s} {label:28s} recall {summary['recall']:.3f}  false alarms {summary['false_alarm_rate']:.3f}")
         print(f"{name:8s} seconds per turn: {report['sets'][name]['seconds_per_turn']}")

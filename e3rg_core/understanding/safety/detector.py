@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 from e3rg_core.types import RiskAssessment, Utterance
 from e3rg_core.understanding.safety import patterns
-from e3rg_core.understanding.safety.meaning import MeaningScore, MeaningScorer
+from e3rg_core.understanding.safety.meaning import JointScorer, MeaningScore, MeaningScorer
 from e3rg_core.understanding.safety.response import asked_recently
 from e3rg_core.understanding.safety.text import canonical
 
@@ -113,7 +113,11 @@ class Thresholds:
     # emotion dev set, the dev conversations) by a random search of 700 settings after the bank grew from
     # 600 to 3,800 expressions: recall first (crisis or check 1.0 and crisis >= 0.93 on dev), then the
     # fewest alarms on hard negatives, ordinary messages and conversation turns (crisis counted twice).
-    margin: float = 0.0  # score at or above which meaning alone says crisis (-0.02 with the small bank)
+    # The defaults are for the two encoders read together (``JointScorer``, the shipped detector), chosen on
+    # the dev sets and the validation set safety_dev2 together (issue 19's fifth step, docs/safety.md) by
+    # the same rule: recall (crisis or check) at least 0.97 and crisis at least 0.90, then the fewest alarms.
+    # ``ONE_ENCODER`` below holds the values for MiniLM alone, chosen before.
+    margin: float = 0.01  # score at or above which meaning alone says crisis (-0.02 with the small bank)
     check_margin: float = -0.03  # from here up to ``margin``: "check" (reply, then ask gently about safety).
     # Was -0.07, chosen for a dev recall of 1.0; re-chosen by the issue's goal instead (dev recall, crisis or
     # check, at least 0.97, then the fewest alarms; check_sim 0.40..0.46 and this -0.07..-0.01 searched):
@@ -124,12 +128,12 @@ class Thresholds:
     # far from everything in the bank (Reddit comments, "I parked on level 3") is far from the safe side
     # too, so its margin is noise: at 0.3, 16 % of 2000 GoEmotions comments got the crisis response.
     sim: float = 0.45  # (0.4 with the small bank: a larger bank puts every text nearer some risk expression)
-    check_sim: float = 0.4  # the floor of risk_sim for "check" (a score from ``check_margin`` up)
+    check_sim: float = 0.33  # the floor of risk_sim for "check" (a score from ``check_margin`` up; 0.4 alone)
     # The probe's probability of risk as a floor of its own: 0.25 (crisis) and 0.05 (check) with the small
     # bank; now the probe speaks through ``score`` and these floors are off (a test may still set them).
     probe: float = 0.0
     check_probe: float = 0.0
-    context_sim: float = 0.35  # the floor for earlier lines and for a message after an earlier risk signal:
+    context_sim: float = 0.4  # the floor for earlier lines and for a message after an earlier risk signal (0.35 alone):
     # these are short or joined texts
     answer_sim: float = 0.47  # the floor for a short message read with the avatar's question or the lines
     # before it when nothing earlier signalled risk (0.3 with the small bank gave the crisis response to
@@ -142,12 +146,24 @@ class Thresholds:
     judge: float = 0.5  # the judge's probability at or above which it says risk
 
 
-class RiskDetector:
-    """Assesses the risk in a message and its conversation. ``encoder`` embeds sentences (``None``: patterns only)."""
+# The thresholds for one encoder alone (all-MiniLM-L6-v2), chosen on the dev sets before the second
+# encoder joined it (issue 19's fourth step).
+ONE_ENCODER = Thresholds(margin=0.0, check_margin=-0.03, sim=0.45, check_sim=0.4, answer_sim=0.47, context_sim=0.35)
 
-    def __init__(self, encoder: Any | None = None, *, thresholds: Thresholds | None = None) -> None:
-        self.meaning = MeaningScorer(encoder) if encoder is not None else None
-        self.thresholds = thresholds or Thresholds()
+
+class RiskDetector:
+    """Assesses the risk in a message and its conversation. ``encoder`` embeds sentences (``None``: patterns
+    only); ``second``, a second encoder, reads with it where it comes near risk (``JointScorer``). The
+    thresholds default to those chosen for what is given: ``Thresholds()`` for two encoders, ``ONE_ENCODER``."""
+
+    def __init__(self, encoder: Any | None = None, *, second: Any | None = None,
+                 thresholds: Thresholds | None = None) -> None:
+        if second is not None and encoder is None:
+            raise ValueError("a second encoder reads with a first one; give the first as encoder")
+        meaning = MeaningScorer(encoder) if encoder is not None else None
+        self.meaning: MeaningScorer | JointScorer | None = (
+            JointScorer(meaning, MeaningScorer(second)) if meaning is not None and second is not None else meaning)
+        self.thresholds = thresholds or (Thresholds() if second is not None else ONE_ENCODER)
 
     def _meaning_says(self, score: MeaningScore | None, *, margin: float, sim: float, probe: float = 0.0) -> bool:
         return score is not None and score.score >= margin and score.risk_sim >= sim and score.probe >= probe
@@ -243,8 +259,11 @@ class RiskDetector:
             level = "crisis"
         elif joking:
             category, evidence, level = found.category, found.matched, "check"
-        elif (listener_question or not short and self._meaning_says(own, margin=t.check_margin, sim=t.check_sim,
-                                                                  probe=t.check_probe)) and (
+        # A question about the avatar says nothing of the writer: meaning alone asks about safety only as
+        # near risk as the crisis response needs, not from the check-in band ("do you believe in bucket lists?")
+        elif (listener_question or not short and self._meaning_says(
+                own, margin=t.margin if to_listener(current) else t.check_margin, sim=t.check_sim,
+                probe=t.check_probe)) and (
                 judged is None or judged >= t.judge / 2):
             category, evidence, level = own.category, own.nearest, "check"
         elif context:

@@ -17,14 +17,18 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Sequence
 
 from e3rg_core.errors import ConfigError
 from e3rg_core.understanding.safety.text import canonical
 
+KEPT_SCORES = 2048  # texts whose scores a scorer keeps (the latest)
 MAX_PIECES = 48
 LONG_PIECES = 4  # a message of this many sentences or more is also read sentence by sentence  # sentences of one message that are embedded; an enormous message keeps its start and end
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+|;\s+")
@@ -59,13 +63,42 @@ def load_bank() -> Bank:
     return Bank(risk, safe)
 
 
+# Bank vectors shipped with the package for a model that is slow to embed thousands of sentences with
+# (all-mpnet-base-v2: about 2-4 minutes on one core): ``data/risk_bank_vectors/<model>.npz`` holds the
+# canonical texts and their float16 vectors (written by ``python -m e3rg_core.understanding.safety.meaning``).
+# A text of the bank that the file does not hold (the bank or the emotion prototypes changed) is embedded.
+SHIPPED_VECTORS = "data/risk_bank_vectors"
+
+
+def _shipped(model: str) -> dict[str, Any]:
+    """The shipped vectors of ``model`` by canonical text ({} when none ship)."""
+    import numpy as np
+
+    name = Path(str(model)).name
+    ref = resources.files("e3rg_core.understanding").joinpath(f"{SHIPPED_VECTORS}/{name}.npz")
+    if not ref.is_file():
+        return {}
+    with resources.as_file(ref) as path, np.load(path, allow_pickle=False) as data:
+        return dict(zip(data["texts"].tolist(), data["vectors"].astype(np.float32)))
+
+
+def bank_texts(bank: Bank) -> list[str]:
+    """The bank's texts as they are embedded: risk expressions first, then the safe side, canonical."""
+    return [canonical(t) for _, t in bank.risk] + [canonical(t) for _, t in bank.safe]
+
+
 @lru_cache(maxsize=4)
 def _bank_vectors(encoder: Any, bank: Bank) -> tuple[Any, Any]:
     """The bank's embeddings, computed once per encoder and model (about 10 s for the 3,800 expressions and
-    the ordinary messages on one core), kept on disk by an encoder that can (``embed_corpus``)."""
-    texts = [canonical(t) for _, t in bank.risk] + [canonical(t) for _, t in bank.safe]
-    embed = getattr(encoder, "embed_corpus", encoder.embed)
-    vectors = embed(texts)
+    the ordinary messages on one core with MiniLM), read from the shipped file where one ships for the
+    model, else kept on disk by an encoder that can (``embed_corpus``)."""
+    texts = bank_texts(bank)
+    shipped = _shipped(getattr(encoder, "model", "")) if getattr(encoder, "model", "") else {}
+    missing = [t for t in dict.fromkeys(texts) if t not in shipped]
+    if missing:
+        embed = getattr(encoder, "embed_corpus", encoder.embed)
+        shipped = {**shipped, **dict(zip(missing, embed(missing)))}
+    vectors = encoder.np.stack([shipped[t] for t in texts])
     return vectors[: len(bank.risk)], vectors[len(bank.risk):]
 
 
@@ -133,6 +166,10 @@ class MeaningScorer:
         self._np = encoder.np
         self._risk, self._safe = _bank_vectors(encoder, self.bank)
         self._probe = _probe(encoder, self.bank, probe_c)
+        # A conversation's earlier lines are read again at every turn: their scores are kept (a text's
+        # score depends on nothing else), so a turn embeds only what is new.
+        self._kept: OrderedDict[str, MeaningScore] = OrderedDict()
+        self._kept_lock = threading.Lock()
 
     def _topk(self, sims: Any) -> Any:
         k = min(self.k, sims.shape[1])
@@ -140,6 +177,19 @@ class MeaningScorer:
 
     def score_many(self, texts: Sequence[str]) -> list[MeaningScore]:
         """One score per text: the best of its pieces (by margin, ties by risk similarity)."""
+        with self._kept_lock:
+            kept = {t: self._kept[t] for t in texts if t in self._kept}
+        new = [t for t in dict.fromkeys(texts) if t not in kept]
+        if new:
+            scored = dict(zip(new, self._score(new)))
+            with self._kept_lock:
+                self._kept.update(scored)
+                while len(self._kept) > KEPT_SCORES:
+                    self._kept.popitem(last=False)
+            kept.update(scored)
+        return [kept[t] for t in texts]
+
+    def _score(self, texts: Sequence[str]) -> list[MeaningScore]:
         np = self._np
         spans, flat = [], []
         for text in texts:
@@ -162,3 +212,63 @@ class MeaningScorer:
             out.append(MeaningScore(float(risk_sim), float(safe_sim), category, expression, flat[best],
                                     float((probe[start] + probe[best]) / 2), float((logit[start] + logit[best]) / 2)))
         return out
+
+
+# The second encoder (all-mpnet-base-v2) reads only the texts whose first score (MiniLM) is at least
+# ``SECOND_FROM``: far below every threshold the joint score cannot reach one (on the dev sets no
+# threshold setting of the search changed with it), and most ordinary turns never pay for the larger
+# model (7x slower per text). The joint score weights the second encoder ``SECOND_WEIGHT``.
+SECOND_FROM = -0.15
+SECOND_WEIGHT = 0.6
+
+
+class JointScorer:
+    """Two ``MeaningScorer``s read as one: where the first (fast) one scores a text at least ``second_from``,
+    the second one reads it too and each of its figures is the weighted mean of the two (the nearest
+    expression and the piece are the second's); elsewhere the first scorer's reading stands.
+
+    Two encoders trained differently misplace different look-alikes: on the dev sets and on a validation
+    set written for this choice, MiniLM and MPNet together alarmed a third fewer look-alikes than either
+    alone at the same recall (docs/safety.md, issue 19's fifth step)."""
+
+    def __init__(self, first: MeaningScorer, second: MeaningScorer, *, weight: float = SECOND_WEIGHT,
+                 second_from: float = SECOND_FROM) -> None:
+        if not 0.0 <= weight <= 1.0:
+            raise ConfigError(f"the second encoder's weight must be within 0..1, got {weight}")
+        self.first, self.second, self.weight, self.second_from = first, second, weight, second_from
+
+    def score_many(self, texts: Sequence[str]) -> list[MeaningScore]:
+        out = self.first.score_many(texts)
+        near = [i for i, s in enumerate(out) if s.score >= self.second_from]
+        if near:
+            w = self.weight
+            for i, b in zip(near, self.second.score_many([texts[i] for i in near])):
+                a = out[i]
+                out[i] = MeaningScore((1 - w) * a.risk_sim + w * b.risk_sim, (1 - w) * a.safe_sim + w * b.safe_sim,
+                                      b.category, b.nearest, b.piece, (1 - w) * a.probe + w * b.probe,
+                                      (1 - w) * a.logit + w * b.logit)
+        return out
+
+
+def write_shipped_vectors(model: str) -> Path:
+    """Embed the whole bank with ``model`` and write it where ``_bank_vectors`` reads shipped vectors."""
+    import numpy as np
+
+    from e3rg_core.understanding.embedding import sentence_encoder
+
+    encoder = sentence_encoder(model)
+    texts = list(dict.fromkeys(bank_texts(load_bank())))
+    vectors = encoder.embed(texts).astype(np.float16)
+    folder = Path(__file__).resolve().parents[1] / SHIPPED_VECTORS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{Path(str(encoder.model)).name}.npz"
+    np.savez_compressed(path, texts=np.array(texts), vectors=vectors)
+    return path
+
+
+if __name__ == "__main__":  # python -m e3rg_core.understanding.safety.meaning [model]: after the bank changes
+    import sys
+
+    from e3rg_core.understanding.embedding import MPNET_NAME
+
+    print(write_shipped_vectors(sys.argv[1] if len(sys.argv) > 1 else MPNET_NAME))
