@@ -250,6 +250,19 @@ def test_the_second_encoder_reads_only_what_the_first_finds_near_risk():
         JointScorer(first, second, weight=1.5)
 
 
+def test_a_scorer_keeps_the_scores_of_the_lines_it_has_read():
+    line = canonical("i gave my guitar away today")
+    encoder, scorer = _axis_scorer({line: (0.5, 0.4)})
+    seen: list[str] = []
+    embed = encoder.embed
+    encoder.embed = lambda texts: seen.extend(texts) or embed(texts)
+    first = scorer.score_many([line])
+    assert scorer.score_many([line, line]) == first * 2 and seen == [line]  # an earlier line is not embedded again
+    scorer.forget()
+    scorer.score_many([line])
+    assert seen == [line, line]
+
+
 def test_a_second_encoder_needs_a_first_and_sets_the_joint_thresholds():
     from e3rg_core.understanding.safety import RiskDetector, Thresholds
     from e3rg_core.understanding.safety.detector import ONE_ENCODER

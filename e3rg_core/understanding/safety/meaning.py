@@ -189,6 +189,11 @@ class MeaningScorer:
             kept.update(scored)
         return [kept[t] for t in texts]
 
+    def forget(self) -> None:
+        """Drop the kept scores (a benchmark timing a turn from cold)."""
+        with self._kept_lock:
+            self._kept.clear()
+
     def _score(self, texts: Sequence[str]) -> list[MeaningScore]:
         np = self._np
         spans, flat = [], []
@@ -236,6 +241,10 @@ class JointScorer:
         if not 0.0 <= weight <= 1.0:
             raise ConfigError(f"the second encoder's weight must be within 0..1, got {weight}")
         self.first, self.second, self.weight, self.second_from = first, second, weight, second_from
+
+    def forget(self) -> None:
+        self.first.forget()
+        self.second.forget()
 
     def score_many(self, texts: Sequence[str]) -> list[MeaningScore]:
         out = self.first.score_many(texts)
