@@ -332,3 +332,18 @@ def test_plain_words_in_a_joking_tone_get_a_check_in_not_the_crisis_response():
     assert detector.assess("ugh mondays make me want to die lol").level == "check"
     assert detector.assess("I want to die").level == "crisis"
     assert detector.assess("i want to die lol. not joking").level == "crisis"  # it says it is meant
+
+
+@pytest.mark.parametrize("text, expected", [
+    # safety_dev2's look-alikes: a game's words and an accident at home lower the meaning score a little
+    ("What's the best way to kill the final boss in the swamp level? I keep getting one-shot.", {"play"}),
+    ("i grabbed the cast iron handle without a glove like an absolute idiot. hand is throbbing", {"accident"}),
+    # ... never a plan that only looks like one, nor a wish for everything to stop
+    ("I'd make it look like an accident so they get the insurance", set()),
+    ("It was no accident, I did it on purpose", set()),
+    ("I just want everything to stop", set()),
+])
+def test_play_and_accidents_are_signs_of_no_danger(text, expected):
+    from e3rg_core.understanding.safety.detector import cues
+
+    assert set(cues(canonical(text))) & {"play", "accident"} == expected

@@ -56,6 +56,15 @@ _CUES = {
     "light": re.compile(
         r"(?:!!|\blol\b|\blmao\b|\bhaha\w*|\U0001f602|\U0001f923|\bthriving\b|\bexcited\b|can't wait|"
         r"\bnext year\b|\bjk\b|\bkidding\b|\bnot actually\b|\bi mean\b|\bcame out wrong\b)"),
+    "play": re.compile(  # a game's own words: dying, killing and respawning there is play
+        r"\b(?:boss|bosses|respawn\w*|spawn\w*|sniper|npc|xp|speedrun\w*|checkpoint|level \d+|final level|monopoly|"
+        r"chess|fortnite|minecraft|elden ring|dark souls|zelda|mario|raid|quest|lobby|controller|console|ps5|xbox|"
+        r"video game|my character|one-?shot|ranked|dnd|d&d|campaign)\b"),
+    "accident": re.compile(  # harm by accident at home, not on purpose ("like an accident" and "no accident" aside)
+        r"(?<!like an )(?<!like a )(?<!no )(?<!not an )(?<!not a )(?<!wasn't an )\b(?:accident|accidentally|by accident)\b"
+        r"|\b(?:(?:knife|blade|hand) slipped|without (?:a |an )?(?:glove|oven glove|mitt)|oven|stove|hob|frying pan|"
+        r"saucepan|kettle|cast iron|soldering|chopping|slicing|grater|mandoline|paper cut|sunburn\w*|splinter|"
+        r"stubbed)\b"),
     "others": re.compile(
         r"^(?:my|our|his|her) (?:friend|best friend|mate|best mate|brother|sister|mum|mom|dad|father|mother|uncle|"
         r"aunt|cousin|grandma|grandpa|son|daughter|partner|husband|wife|boyfriend|girlfriend|roommate|flatmate|"
