@@ -347,3 +347,16 @@ def test_play_and_accidents_are_signs_of_no_danger(text, expected):
     from e3rg_core.understanding.safety.detector import cues
 
     assert set(cues(canonical(text))) & {"play", "accident"} == expected
+
+
+@pytest.mark.parametrize("question, answer, expected", [
+    ("Do you mean suicide?", "ya. kinda more than thinking", "crisis"),  # the avatar's question in other words
+    ("Are you thinking of hurting yourself?", "no, I'm safe, just tired", "none"),
+    ("What did you have for dinner?", "ya. kinda", "none"),
+])
+def test_an_answer_to_any_question_about_suicide_is_read_with_it(question, answer, expected):
+    from e3rg_core.types import Utterance
+    from e3rg_core.understanding.safety import RiskDetector
+
+    history = (Utterance("speaker", "bad night"), Utterance("listener", question))
+    assert RiskDetector(None).assess(answer, history).level == expected

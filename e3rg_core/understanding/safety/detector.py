@@ -99,6 +99,17 @@ _REASSURING = re.compile(r"^(?:no|nope|nah|not really|i'?m (?:safe|ok|okay|fine|
 _AFFIRMING = re.compile(r"^(?:yes|yeah|yep|yup|ya|maybe|sometimes|kind of|kinda|sort of|i think so|i guess|probably|"
                         r"a (?:bit|little)|a lot|honestly|i don'?t know|idk|not sure|i do|i am|i have|always|every day|"
                         r"all the time|more than|tonight|today|soon|i might)\b")
+# The avatar's question about suicide or self-harm in other words than e3rg's own check-ins (a reply
+# written by a chat model: "Do you mean suicide?", "are you thinking of hurting yourself?")
+_RISK_QUESTION = re.compile(r"\b(?:suicid\w*|kill(?:ing)? yourself|end(?:ing)? (?:your|it all|your own) life|"
+                            r"(?:hurt|harm)(?:ing)? yourself|self[- ]harm\w*|take your (?:own )?life)\b[^.!]*\?")
+
+
+def asks_about_risk(text: str) -> bool:
+    """Is ``text`` (canonical) a question about suicide or self-harm?"""
+    return bool(_RISK_QUESTION.search(text))
+
+
 ANSWER_WORDS = 12  # a message shorter than this is also read with the avatar's question and the lines before
 MIN_WORDS = 4  # a shorter message ("ok", "fine", "now a walk") is too short for meaning alone to call risk
 
@@ -190,7 +201,8 @@ class RiskDetector:
         use_history = "history" in parts and bool(history)
         # The avatar's own question about suicide reads as risk whatever follows it ("who made you?"
         # after a check-in): an answer to it counts when it affirms, not by its meaning with the question.
-        asked_about_safety = bool(last_listener) and asked_recently([last_listener], turns=1)
+        asked_about_safety = bool(last_listener) and (asked_recently([last_listener], turns=1)
+                                                      or asks_about_risk(canonical(last_listener)))
 
         found = patterns.match(current) if "patterns" in parts else None
         earlier_found = [patterns.match(e) if "patterns" in parts else None for e in earlier] if use_history else []
