@@ -34,7 +34,9 @@ GLOOMY = re.compile(
     r"devastating|condolences)\b"
 )
 ADVICE = re.compile(
-    r"\b(?:you should|you shouldn'?t|you need to|you have to|you must|you ought to|try to|try not to|make sure|"
+    # "you must be buzzing", "you must have been scared": a guess at a feeling, not an instruction
+    r"\b(?:you should|you shouldn'?t|you need to|you have to|you must(?! be\b| have been\b| feel\b)|you ought to|"
+    r"try to|try not to|make sure|"
     r"i suggest|i recommend|i'?d suggest|i'?d recommend|it'?s important to|don'?t forget|remember to|have you tried|"
     r"have you considered|consider (?:talking|reaching|seeing|getting|asking|trying)|you could try|maybe you could|"
     r"why not|the best thing|the key is|focus on|look on the bright side|everything happens for a reason|"

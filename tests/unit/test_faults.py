@@ -51,6 +51,7 @@ def test_each_detector_finds_its_fault(detector, reply, ctx):
     ("Twelve years, and gone in one morning. That must have been such a shock.", LAID_OFF),
     ("Waiting for results like that is so hard. I'm glad you told me.", LUMP),
     ("Congratulations, you worked so hard for that!", PROMOTED),
+    ("You must be buzzing! You got the promotion.", PROMOTED),  # a guess at a feeling, not advice
     ("That must have stung, after all the work you put in.", ReplyContext("My colleague took credit for my work.", news="bad")),
     ("How wonderful, her first steps! Priya must have loved filming that.", ReplyContext(
         "My niece took her first steps today, Priya sent a video!", news="good")),
