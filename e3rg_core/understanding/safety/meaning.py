@@ -168,37 +168,40 @@ class MeaningScorer:
         self._probe = _probe(encoder, self.bank, probe_c)
         # A conversation's earlier lines are read again at every turn: their scores are kept (a text's
         # score depends on nothing else), so a turn embeds only what is new.
-        self._kept: OrderedDict[str, MeaningScore] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, str], MeaningScore] = OrderedDict()
         self._kept_lock = threading.Lock()
 
     def _topk(self, sims: Any) -> Any:
         k = min(self.k, sims.shape[1])
         return self._np.sort(sims, axis=1)[:, -k:].mean(axis=1)
 
-    def score_many(self, texts: Sequence[str]) -> list[MeaningScore]:
-        """One score per text: the best of its pieces (by margin, ties by risk similarity)."""
+    def score_many(self, texts: Sequence[str], riskiest: Sequence[str] | None = None) -> list[MeaningScore]:
+        """One score per text: the whole averaged with its riskiest sentence (by margin) when it is long.
+        ``riskiest`` names that sentence for each text (another scorer's choice), so only the whole and it
+        are embedded rather than every sentence."""
+        keys = list(zip(texts, riskiest)) if riskiest is not None else [(t, t) for t in texts]
         with self._kept_lock:
-            kept = {t: self._kept[t] for t in texts if t in self._kept}
-        new = [t for t in dict.fromkeys(texts) if t not in kept]
+            kept = {k: self._kept[k] for k in keys if k in self._kept}
+        new = [k for k in dict.fromkeys(keys) if k not in kept]
         if new:
-            scored = dict(zip(new, self._score(new)))
+            scored = dict(zip(new, self._score([t for t, _ in new], [r for _, r in new] if riskiest is not None else None)))
             with self._kept_lock:
                 self._kept.update(scored)
                 while len(self._kept) > KEPT_SCORES:
                     self._kept.popitem(last=False)
             kept.update(scored)
-        return [kept[t] for t in texts]
+        return [kept[k] for k in keys]
 
     def forget(self) -> None:
         """Drop the kept scores (a benchmark timing a turn from cold)."""
         with self._kept_lock:
             self._kept.clear()
 
-    def _score(self, texts: Sequence[str]) -> list[MeaningScore]:
+    def _score(self, texts: Sequence[str], riskiest: Sequence[str] | None = None) -> list[MeaningScore]:
         np = self._np
         spans, flat = [], []
-        for text in texts:
-            parts = pieces(text)
+        for i, text in enumerate(texts):
+            parts = pieces(text) if riskiest is None else [text[:2000], riskiest[i]] if riskiest[i] != text else [text]
             spans.append((len(flat), len(flat) + len(parts)))
             flat.extend(parts)
         vectors = self.encoder.embed(flat)
@@ -251,7 +254,8 @@ class JointScorer:
         near = [i for i, s in enumerate(out) if s.score >= self.second_from]
         if near:
             w = self.weight
-            for i, b in zip(near, self.second.score_many([texts[i] for i in near])):
+            # the second reads the whole and the sentence the first found riskiest, not every sentence again
+            for i, b in zip(near, self.second.score_many([texts[i] for i in near], [out[i].piece for i in near])):
                 a = out[i]
                 out[i] = MeaningScore((1 - w) * a.risk_sim + w * b.risk_sim, (1 - w) * a.safe_sim + w * b.safe_sim,
                                       b.category, b.nearest, b.piece, (1 - w) * a.probe + w * b.probe,
