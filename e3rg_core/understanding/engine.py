@@ -436,9 +436,11 @@ class Understander:
                                    previous_reply=ctx.previous_reply, seed=self.settings.seed)
 
     def _restatement(self, decided: Decided, ctx: faults.ReplyContext) -> str:
-        """What happened, said back to the person as "you": the model's short extraction, checked against
-        the conversation and the fault detectors (asked twice), else their own sentence turned
-        (``composer.flipped``), else ""."""
+        """What happened, said back to the person as "you": their own sentence turned (``composer.flipped``)
+        where it fits, else the model's short extraction, checked against the conversation and the fault
+        detectors (asked twice), else "". The person's own words come first: on the dev conversations
+        they fitted far more often than the embedded model's extraction (2 of about 46 of its candidates
+        passed the checks, one of them wrong), and they cost no model call."""
         s, turn, u = self.settings, decided.turn, decided.decision
         responder = self._backends[s.responder]
 
@@ -448,6 +450,9 @@ class Understander:
                     and not faults.faults(sentence, ctx, names=(*SCREENED_FAULTS, "tone_mismatch"))
                     and safety.check(sentence, user_text=turn.text, coarse=u.coarse, risk=u.risk).ok)
 
+        turned = composer.flipped(turn.text)
+        if turned and fits(turned, begins_you=False):
+            return turned
         examples = prompts.select_examples(turn.text, s.shots, seed=s.seed)
         messages = prompts.restatement_messages(turn, examples=examples, max_utterances=s.history_utterances)
         for attempt in range(2):
@@ -462,9 +467,6 @@ class Understander:
             first = _first_sentence(pieces)
             if first and fits(first):
                 return first
-        turned = composer.flipped(turn.text)
-        if turned and fits(turned, begins_you=False):
-            return turned
         decided.guarded.append("no fitting restatement")
         return ""
 

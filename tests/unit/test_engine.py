@@ -423,18 +423,30 @@ def test_a_composed_reply_is_opening_restatement_and_closing():
     decided = engine.decide(UserTurn(text=LAID_OFF))
     sentences = list(engine.reply_sentences(decided))
     fam, opening = engine.opening(decided)
-    assert sentences[:2] == [opening, "You were laid off this morning after twelve years."]
+    # the person's own sentence, turned, comes first: no model call to restate it
+    assert sentences[:2] == [opening, "You got laid off this morning after twelve years at the company."]
     assert len(sentences) == 3 and sentences[2] in composer.CLOSINGS["loss"]
+    assert chat.prefixes == []
+
+
+def test_with_no_sentence_to_turn_the_model_restates(monkeypatch):
+    monkeypatch.setattr(composer, "flipped", lambda text: "")  # nothing of the person's own to turn
+    chat = ContinuingChat(label="devastated", reply=" were laid off this morning after twelve years.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text=LAID_OFF))
+    sentences = list(engine.reply_sentences(decided))
+    assert sentences[1] == "You were laid off this morning after twelve years."
     assert chat.prefixes == ["You"] and "say back" in chat.calls[-1]["messages"][-1].content
 
 
-def test_a_restatement_in_the_users_voice_is_redone_then_their_sentence_is_turned():
+def test_a_restatement_in_the_users_voice_is_redone_then_left_out(monkeypatch):
+    monkeypatch.setattr(composer, "flipped", lambda text: "")
     chat = ContinuingChat(label="devastated", reply="? I got laid off and my wife left me.")  # "You? I...": refused
     engine = make(backends={"qwen1.5b": chat}, openings=True)
     decided = engine.decide(UserTurn(text=LAID_OFF))
     sentences = list(engine.reply_sentences(decided))
-    assert sentences[1] == "You got laid off this morning after twelve years at the company."
     assert chat.prefixes == ["You", "You"] and "wife" not in " ".join(sentences)
+    assert "no fitting restatement" in decided.guarded
 
 
 def test_a_plain_message_with_nothing_to_restate_is_written_by_the_model():
