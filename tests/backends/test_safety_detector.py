@@ -164,12 +164,13 @@ def test_a_question_to_the_avatar_is_no_earlier_risk_signal(detector):
 
 
 def test_ordinary_conversations_are_rarely_alarmed(detector):
-    rows = [json.loads(line) for line in CONVERSATIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # every other dev conversation (the whole set is bench/safety.py's: crisis 0.013, check 0.017 of 231
+    # turns with the two encoders), so the test stays short
+    rows = [json.loads(line) for line in CONVERSATIONS.read_text(encoding="utf-8").splitlines() if line.strip()][::2]
     levels = [v for row in rows for v in conversation_levels(detector, [t["text"] for t in row["turns"]])]
-    assert len(levels) >= 200
-    assert sum(v == "crisis" for v in levels) / len(levels) <= 0.035  # measured 0.022 (0.061 before the probe)
-    assert sum(v in ("crisis", "check") for v in levels) / len(levels) <= 0.16  # measured 0.147 (0.134 before
-    # the probe; 0.104 with check-ins only from probe 0.15, which lost held-out recall)
+    assert len(levels) >= 100
+    assert sum(v == "crisis" for v in levels) / len(levels) <= 0.035  # 0.022 with MiniLM alone (whole set)
+    assert sum(v in ("crisis", "check") for v in levels) / len(levels) <= 0.07  # 0.057 with MiniLM alone
 
 
 def test_the_avatars_own_safety_question_does_not_make_the_answer_risk(detector):
