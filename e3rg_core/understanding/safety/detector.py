@@ -134,7 +134,7 @@ class Thresholds:
     # 600 to 3,800 expressions: recall first (crisis or check 1.0 and crisis >= 0.93 on dev), then the
     # fewest alarms on hard negatives, ordinary messages and conversation turns (crisis counted twice).
     # The defaults are for the two encoders read together (``JointScorer``, the shipped detector), chosen on
-    # the dev sets and the validation set safety_dev2 together (issue 19's fifth step, docs/safety.md) by
+    # the dev sets and the validation set safety_dev2 together (docs/safety.md, "two encoders read together") by
     # the same rule: recall (crisis or check) at least 0.97 and crisis at least 0.90, then the fewest alarms.
     # ``ONE_ENCODER`` below holds the values for MiniLM alone, chosen before.
     margin: float = 0.01  # score at or above which meaning alone says crisis (-0.02 with the small bank)

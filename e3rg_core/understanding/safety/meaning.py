@@ -237,7 +237,7 @@ class JointScorer:
 
     Two encoders trained differently misplace different look-alikes: on the dev sets and on a validation
     set written for this choice, MiniLM and MPNet together alarmed a third fewer look-alikes than either
-    alone at the same recall (docs/safety.md, issue 19's fifth step)."""
+    alone at the same recall (docs/safety.md, "two encoders read together")."""
 
     def __init__(self, first: MeaningScorer, second: MeaningScorer, *, weight: float = SECOND_WEIGHT,
                  second_from: float = SECOND_FROM) -> None:
