@@ -208,18 +208,15 @@ class RiskDetector:
         earlier_found = [patterns.match(e) if "patterns" in parts else None for e in earlier] if use_history else []
 
         scores: dict[str, MeaningScore] = {}
-        if self.meaning is not None and "meaning" in parts:
-            texts = {"current": current}
-            if use_history:
-                texts.update({f"earlier{i}": e for i, e in enumerate(earlier)})
-                if last_listener and not asked_about_safety:
-                    texts["answer"] = canonical(last_listener) + " " + current
-                if earlier:
-                    texts["together"] = " ".join(earlier[-2:] + [current])
-            scored = self.meaning.score_many(list(texts.values()))
-            # lower each margin by the cues of its own text: the score's safe_sim absorbs them
-            scores = {k: replace(v, safe_sim=v.safe_sim + t.cue * len(cues(text)))
-                      for (k, text), v in zip(texts.items(), scored)}
+
+        def score(texts: dict[str, str]) -> None:
+            """Score ``texts`` into ``scores``, each margin lowered by the cues of its own text (the score's
+            safe_sim absorbs them). The joined readings are scored only where a rule reads them."""
+            if self.meaning is not None and "meaning" in parts and texts:
+                scores.update({k: replace(v, safe_sim=v.safe_sim + t.cue * len(cues(text)))
+                               for (k, text), v in zip(texts.items(), self.meaning.score_many(list(texts.values())))})
+
+        score({"current": current, **({f"earlier{i}": e for i, e in enumerate(earlier)} if use_history else {})})
         own = scores.get("current")
 
         # Which earlier speaker lines signalled risk, counted back from the latest.
@@ -243,6 +240,10 @@ class RiskDetector:
         # with the avatar's question, and the last lines read together.
         history_says = listener_question = False
         if use_history and not sources:
+            if context and short or not context and len(current.split()) < ANSWER_WORDS:
+                score({**({"answer": canonical(last_listener) + " " + current}
+                          if last_listener and not asked_about_safety else {}),
+                       **({"together": " ".join(earlier[-2:] + [current])} if earlier and not context else {})})
             if context:
                 # a short answer ("yes", "saturday") to the avatar's question is read with the question,
                 # unless it says no or safe
