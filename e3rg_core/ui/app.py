@@ -46,7 +46,7 @@ from e3rg_core.ui import scripts
 from e3rg_core.ui.access import Passes
 from e3rg_core.ui.handlers import PageHandlers, PageView, TurnResult, TurnView, last
 from e3rg_core.ui.launch import ensure_stream_tools, launch_settings
-from e3rg_core.ui.live import STATUS_TEXT, LiveRooms, listener_options
+from e3rg_core.ui.live import RECOGNITION_WINDOW_S, STATUS_TEXT, LiveRooms, listener_options
 from e3rg_core.ui.served import SWEEP_EVERY_S, TTL_S, ServedFiles
 from e3rg_core.ui.service import ChatService
 from e3rg_core.understanding.safety import DEFAULT_RESOURCES
@@ -190,7 +190,8 @@ def build_app(config: Config, *, service: ChatService | None = None,
         _wire_turns(w, handlers, stream)
         if stream:  # hands-free talk needs the streamed voice (its player says where it is)
             rooms = LiveRooms(Path(tempfile.gettempdir()) / "e3rg-live" / uuid.uuid4().hex[:12],
-                              lambda: service.pipeline.perceiver.transcriber().transcribe,
+                              lambda: functools.partial(service.pipeline.perceiver.transcriber().transcribe,
+                                                        window_s=RECOGNITION_WINDOW_S),
                               options=listener_options(config.ui.pause_s, config.ui.max_recording_s))
             _wire_live(demo, w, handlers, rooms)
         _wire_sessions(w, handlers)
@@ -254,7 +255,9 @@ def _talk_column(w: Widgets, handlers: PageHandlers) -> None:
     with gr.Tab("Hands-free", elem_id="handsfree_tab", visible=w.stream):
         gr.Markdown("Press record once, then just talk: the avatar answers when you pause, and stops when "
                     "you talk over it. Headphones help; the browser cancels most of the avatar's own voice.")
-        w.live_mic = gr.Audio(sources=["microphone"], streaming=True, type="numpy", label="Talk",
+        # a file, read by e3rg_core.live.chunks: Gradio's numpy reading trusts each piece's header, which is
+        # the first piece's, and cut every piece the page had joined while the server was busy to that length
+        w.live_mic = gr.Audio(sources=["microphone"], streaming=True, type="filepath", label="Talk",
                               elem_id="live_mic")
         w.live_status = gr.HTML(STATUS_TEXT["off"], elem_id="live_status")
         # set by the server (live_state) and the page's script (player_state); never shown

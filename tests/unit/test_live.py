@@ -523,6 +523,38 @@ def test_with_whisper_the_words_are_ready_soon_after_the_pause(voices, tmp_path_
     assert utterance.transcript_wait_s < 5.0
 
 
+def test_a_recognition_window_holds_the_clip_and_its_padding():
+    from e3rg_core.perception.asr import WINDOW_PAD_S, window_frames
+
+    assert window_frames(None, 3.0) is None
+    assert window_frames(10.0, 3.0) == 1000  # log-mel frames, 100 a second
+    assert window_frames(10.0, 7.35) == 1236  # the clip and WINDOW_PAD_S after it, in an even number of frames
+    assert WINDOW_PAD_S == 5.0
+    assert window_frames(10.0, 26.0) is None  # no shorter than Whisper's own 30 s: the whole window
+    with pytest.raises(ConfigError, match="positive number of seconds"):
+        window_frames(0.0, 3.0)
+
+
+@pytest.mark.slow
+def test_the_hands_free_window_hears_the_words_the_whole_window_hears(voices, tmp_path_factory, tmp_path):
+    """Whisper base reading a 10-s window (hands-free talk) against its 30-s one: the same words."""
+    from e3rg_core.media.audio import write_wav
+    from e3rg_core.perception.asr import WhisperTranscriber
+    from e3rg_core.ui.live import RECOGNITION_WINDOW_S
+
+    whisper = WhisperTranscriber(cache_dir=tmp_path_factory.mktemp("live-asr-window"))
+    for name in ("user", "other"):
+        path = tmp_path / f"{name}.wav"
+        write_wav(path, np.concatenate([silence(0.3), voices[name], silence(0.2)]), SR)
+        whole, short = whisper.transcribe(path), whisper.transcribe(path, window_s=RECOGNITION_WINDOW_S)
+        assert _words(short.text) == _words(whole.text), (short.text, whole.text)
+        print(f"\n{name}: {whole.seconds:.2f} s in 30 s, {short.seconds:.2f} s in {RECOGNITION_WINDOW_S:g} s")
+
+
+def _words(text: str) -> list[str]:
+    return "".join(c for c in text.lower() if c.isalpha() or c in " '").split()
+
+
 # --- barge-in ------------------------------------------------------------------------------------
 
 

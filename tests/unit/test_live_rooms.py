@@ -137,3 +137,25 @@ def test_a_second_tab_listening_in_the_same_conversation_is_told(rooms):
     assert rooms.open("tab-1", "c" * 32) == ""
     assert "another tab" in rooms.open("tab-2", "c" * 32)
     assert rooms.open("tab-3", "d" * 32) == ""  # another conversation
+
+
+def test_pieces_the_page_joined_while_the_server_was_busy_are_heard_whole(rooms, speech, tmp_path):
+    """The page's microphone joins the pieces it records while one is unanswered and sends them behind the
+    first piece's header, as a file (``type="filepath"``): every sample is heard, not the header's length
+    (Gradio's own numpy reading cut each to it)."""
+    from tests.unit.test_live import gradio_pieces
+
+    said = np.concatenate([silence(0.5), speech["user"], silence(1.2)])
+    sent = gradio_pieces(said, rate_hz=MIC_HZ, piece_s=0.25)
+    header, payloads = sent[0][:44], [piece[44:] for piece in sent]
+    joined = [payloads[0]] + [b"".join(payloads[i: i + 3]) for i in range(1, len(payloads), 3)]  # a busy server
+    ids = []
+    for k, payload in enumerate(joined):
+        path = tmp_path / f"piece-{k}.wav"
+        path.write_bytes(header + payload)
+        ids += [u for u in [rooms.hear("page", str(path)).utterance] if u]
+    room = rooms.room("page")
+    assert room.submit((MIC_HZ, np.zeros(0, np.int16)), False, 0.0).wait(10)  # heard after all before it
+    assert abs(room.listener.heard_s - len(said) / SR) < 0.05  # the resampler holds a few ms back
+    ids += [u for u in [rooms.hear("page", (MIC_HZ, np.zeros(480, np.int16))).utterance] if u]
+    assert len(ids) == 1
