@@ -282,6 +282,7 @@ def main() -> None:
         sys.exit("bench/live.py needs Debian's chromium on PATH (apt-get install chromium)")
     from tests.app.browser_support import AppServer
 
+    load_before = [round(x, 2) for x in os.getloadavg()]  # the cores are shared: say how busy they were
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"e3rg-live-bench-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     (work / "server").mkdir(parents=True)
@@ -300,7 +301,8 @@ def main() -> None:
     figures = measure(marks, capture_ms, events, turns, log, capture_epoch_s)
     report = {
         "what": "hands-free talk in Chromium with a fake microphone (bench/live.py)",
-        "machine": machine(),
+        "machine": {**machine(), "load_average_1_5_15_before": load_before,
+                    "load_average_1_5_15_after": [round(x, 2) for x in os.getloadavg()]},
         "understander": "app.py embedded defaults" if args.real else "tests/app/serve.py scripted test double",
         "plan": marks, "goals": GOALS, **figures,
         "stored_turns": [{"user_text": t["user_text"], "reply": t["reply"],
