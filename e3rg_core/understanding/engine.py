@@ -213,7 +213,7 @@ class Understander:
         message that leans on nothing answers neutral), chosen on e3rg's dev sets and GoEmotions' dev
         split (docs/emotion.md). How much the voter counts is its weight in the config, nothing here.
         """
-        neutral_shift = 1.0
+        neutral_shift = 2.0  # 1 with one embedding voter; 2 with MiniLM and MPNet (issue 21, fourth pass)
         key = (profile, shots)
         if key not in self._priors:
             runs = [backend.choice_logprobs(self._emotion_messages(UserTurn(text=t), shots), CANDIDATES)

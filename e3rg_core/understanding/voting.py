@@ -109,8 +109,8 @@ def majority_vote(
 VOTE_METHODS = ("soft", "majority")
 _ONE_HOT_P = 0.8  # how sure a voter without probabilities is taken to be of its own label
 # In the class vote a voter that scores each label on its own counts this many times its weight (the
-# LLM's 0.75 becomes 1.5 against the embedding voter's 1; 1, 1.25, 1.5, 1.75 and 2 tried on the dev sets).
-LABEL_SCORER_CLASS_FACTOR = 2.0
+# LLM's 1 becomes 2.5 against the two embedding voters' 1 each; 1.5-3 tried on the dev sets, docs/emotion.md).
+LABEL_SCORER_CLASS_FACTOR = 2.5
 
 
 def _log_probs(vote: EmotionVote) -> dict[str, float]:

@@ -117,3 +117,37 @@ def test_an_unwritable_cache_only_costs_the_embedding(tmp_path):
     blocked.write_text("not a folder")
     encoder = SentenceEncoder(cache_dir=str(blocked))
     assert encoder.embed_corpus(["hello there"]).shape == (1, 384)
+
+
+def test_one_loaded_model_however_it_is_asked_for():
+    """The risk detector asks for ``sentence_encoder(model)``, the emotion voter passes its options too."""
+    from e3rg_core.understanding.embedding import DEFAULT_CACHE, EMBEDDED_NAME, sentence_encoder
+
+    assert sentence_encoder() is sentence_encoder(EMBEDDED_NAME, device="cpu", cache_dir=DEFAULT_CACHE)
+
+
+def test_a_text_embedded_alone_is_kept_and_a_batch_is_embedded_as_it_is(tmp_path, monkeypatch):
+    import numpy
+
+    from e3rg_core.understanding.embedding import SentenceEncoder
+
+    encoder = SentenceEncoder(cache_dir=str(tmp_path))
+    text = "the bus was on time all week"
+    alone = encoder.embed([text])
+    calls = []
+    encode = encoder._model.encode
+    monkeypatch.setattr(encoder._model, "encode", lambda texts, **kw: calls.append(list(texts)) or encode(texts, **kw))
+    again = encoder.embed([text])
+    assert calls == [] and numpy.array_equal(again, alone)
+    again[0, 0] += 1.0  # the caller's copy, not the kept vector
+    assert numpy.array_equal(encoder.embed([text]), alone)
+    encoder.embed([text, "another line"])
+    assert calls == [[text, "another line"]]  # a batch is embedded whole, never pieced from kept vectors
+
+
+def test_the_voter_embeds_the_canonical_message_once_for_the_risk_detector(clf):
+    from e3rg_core.understanding.safety.text import canonical
+
+    text = "ngl the new flat is SO quiet at night"
+    clf.classify(UserTurn(text=text, history=(Utterance("speaker", "We moved on Friday."),)))
+    assert canonical(text) in clf.encoder._kept and canonical("We moved on Friday.") in clf.encoder._kept
