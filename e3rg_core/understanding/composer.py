@@ -81,7 +81,7 @@ def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
 # yes" is one.
 _AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said(?! (?:yes|no)\b)|you told|"
                             r"you asked|because|cos|ok|okay|yes|no|well|anyway|also)\b")
-_LEADING = re.compile(r"^(?:and|but|so|then|just|still|also|oh|ok|okay|well|anyway|of course|update:?)\b[\s,]*",
+_LEADING = re.compile(r"^(?:and|but|so|then|just|still|also|oh|ok|okay|well|anyway|of course|update)\b:?[\s,]*",
                       re.IGNORECASE)
 
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is
@@ -113,14 +113,49 @@ _CLAUSE = re.compile(r",?\s+(?:but|because|so|and then|and now)\s+|,?\s+and\s+(?
                      re.IGNORECASE)
 
 
+# A question typed without its question mark ("how do i bring it up without a fight", "do you think
+# there's life out there"): a question word or an auxiliary, then who it asks about.
+_QUESTION = re.compile(
+    r"^(?:(?:how|what|why|where|when|who|which)\s+(?:do|does|did|can|could|should|would|will|is|are|was|am|"
+    r"has|have|if|much|many|long|often|else)\b|(?:do|does|did|can|could|should|would|will|is|are|am|have|has|"
+    r"was|were)\s+(?:i|you|u|we|they|he|she|it|there|anyone|people|someone|kids|this|that)\b|"
+    r"(?:any|got any)\s+(?:tips|ideas|advice|idea|thoughts)\b)", re.IGNORECASE)
+
+
+def is_question(sentence: str) -> bool:
+    """Whether ``sentence`` asks something: a question mark, or the shape of a question typed with no
+    end mark at all ("Did it anyway." is no question)."""
+    sentence = sentence.strip()
+    if "?" in sentence:
+        return True
+    return not sentence.endswith((".", "!")) and _QUESTION.match(_LEADING.sub("", sentence)) is not None
+
+
+def asks_listener(user_text: str) -> bool:
+    """Whether the message asks the avatar something (a question, with or without its question mark)."""
+    return any(is_question(raw) for raw, _ in _sentences(user_text))
+
+
+def question(user_text: str) -> str:
+    """The sentences of the message that ask something, as written ("" if none)."""
+    return " ".join(raw for raw, _ in _sentences(user_text) if is_question(raw))
+
+
+# The start of a sentence that leads into the point rather than making it.
+_PREAMBLE = re.compile(r"(?:sorry if|sorry but|sorry,|i know|i mean|i guess|to be honest|the thing is)\b", re.IGNORECASE)
+
+
 def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
     """The message's sentences in order (each with whether it was a whole sentence); a sentence longer
-    than ``max_words`` gives its clauses instead."""
+    than ``max_words`` gives its clauses instead. Questions are passed over."""
     for raw, sentence in _sentences(user_text):
-        if "?" in raw:
+        if is_question(raw):
             continue
         if len(sentence.split()) <= max_words:
             yield sentence, True
+            if _PREAMBLE.match(sentence) and "," in sentence:
+                # "Sorry if I'm not making sense, everything feels foggy": what follows the preamble
+                yield sentence.split(",", 1)[1].strip(), True
         else:
             yield from ((clause.strip(" ,"), False) for clause in _CLAUSE.split(sentence))
 
@@ -128,6 +163,7 @@ def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
 # A sentence about someone else that can be reported as theirs ("You said the other boy got nothing."):
 # it begins with who or what it is about.
 _THIRD_SUBJECT = re.compile(r"(?:he|she|they|it|it's|he's|she's|they're|there|there's|everyone|everybody|someone|"
+                            r"everything|nothing|something|"
                             r"somebody|nobody|no one|the(?! same)|a|an|his|her|their|this|that|these|those|some|"
                             r"every|each|half|most|all)\b", re.IGNORECASE)
 # ... and says what happened: a verb in it, not a fragment ("a cinema ticket from 2019").
@@ -135,7 +171,9 @@ _VERB = re.compile(r"\b(?:is|was|are|were|has|have|had|did|does|do|can|could|wil
                    r"got|took|came|went|found|left|ran|sat|told|gave|knew|saw|felt|kept|lost|paid|put|hit|wrote|"
                    r"drove|fell|ate|sent|brought|bought|says|makes|wants|thinks|knows|looks|sounds|feels|gets|goes|"
                    r"comes|keeps|texts|hits|calls|works|takes)\b|'(?:s|re|d)\b", re.IGNORECASE)
-_NAME_SUBJECT = re.compile(r"[A-Z][a-z]+ (?:is|was|has|had|just|said|says|told|[a-z]{2,}ed)\b")
+_NAME_SUBJECT = re.compile(r"(?!(?:I|The|This|That|These|Those|It|Its|My|Our|Your)\b)[A-Z][a-z]+ (?:is|was|has|had|"
+                           r"just|said|says|told|[a-z]{2,}ed|came|went|made|got|took|gave|ran|left|sent|found|kept|"
+                           r"wants|thinks|keeps|asked|brought)\b")
 _WHEN = re.compile(r"(?:today|yesterday|tonight|this morning|last night|then|now),?\s+", re.IGNORECASE)
 
 
@@ -182,7 +220,7 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
     "lonely": ("Loneliness like that is heavy.", "How long has it felt this way?", "I'm glad we're talking.",
                "That kind of quiet can really hurt."),
     "worry": ("What's worrying you most?", "That would shake anyone.", "How are you holding up?",
-              "Of course that's on your mind.", "Not knowing is the hardest part."),
+              "No wonder it's on your mind.", "Not knowing is the hardest part."),
     "unfair": ("You didn't deserve that.", "Anyone would be upset.", "How are you feeling about it now?",
                "That's not right at all.", "No wonder it's getting to you."),
     "sting": ("Anyone would cringe at that.", "Those moments replay in our heads, don't they?",
@@ -198,25 +236,39 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
              "You must be buzzing.", "How are you celebrating?"),
     "pride": ("You earned this.", "How did it feel?", "All that work paid off.", "What was the best part?"),
     "surprise": ("How did it happen?", "Did you see it coming?", "What happens next?"),
+    "impressed": ("What was that like?", "Tell me more?", "What did you make of it?", "I'd love to hear more."),
+    # good news after a hard stretch, or good news the vote read as a painful feeling: glad, not jubilant
+    "glad": ("That must mean a lot.", "Hold on to that one.", "How did that feel?", "You needed that.",
+             "That's worth holding on to."),
     "plain": ("Tell me more?", "How did that come about?", "What's it like?", "How is it going so far?",
               "What got you into it?"),
 }
-_GROUP = {"pride": "pride", "warm": "good", "excited": "good", "joy": "good", "surprise": "surprise"}
+_GROUP = {"pride": "pride", "warm": "good", "excited": "good", "joy": "good", "surprise": "surprise",
+          "impressed": "impressed", "glad": "glad"}
+# Said only where someone or something was lost ("That leaves such a gap." to a diagnosis reads as if
+# they had died).
+_AFTER_A_LOSS = {"That leaves such a gap."}
+_LOST = re.compile(r"\b(?:died|dead|death|passed away|passed on|funeral|lost (?:my|our|her|his|their)|put (?:\w+ )?down|"
+                   r"gone|miss (?:her|him|them)|grave|widow\w*|bereave\w*)\b")
 
 
-def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: str = "", seed: int = 0) -> str:
+def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: str = "", seed: int = 0,
+            earlier: Sequence[str] = ()) -> str:
     """A closing line for a reply of opening family ``fam``: varied by message, not in the previous reply,
-    and sharing as few words as possible with what the reply already says (``said``)."""
+    sharing as few words as possible with what the reply already says (``said``), and speaking of a
+    gap only where the person (``user_text`` or ``earlier``) spoke of a loss."""
     options = CLOSINGS[_GROUP.get(fam or "", fam if fam in CLOSINGS else "plain")]
+    if not any(_LOST.search(canonical(line)) for line in (*earlier[-3:], user_text)):
+        options = tuple(line for line in options if line not in _AFTER_A_LOSS) or options
     start = int.from_bytes(hashlib.sha256(f"{seed}\2{user_text}".encode("utf-8", "replace")).digest()[:4], "big")
-    taken = set(canonical(said).lower().split())
+    taken = set(_WORD.findall(canonical(said)))
     previous = canonical(previous_reply)
     best, best_cost = "", None
     for i in range(len(options)):
         line = options[(start + i) % len(options)]
         if canonical(line) in previous:
             continue
-        cost = len(set(canonical(line).lower().split()) & taken)
+        cost = len(set(_WORD.findall(canonical(line))) & taken)
         if best_cost is None or cost < best_cost:
             best, best_cost = line, cost
     return best or options[start % len(options)]

@@ -393,7 +393,7 @@ class Understander:
                 else "good" if u.coarse in ("happy", "surprised") else "neutral")
         earlier = tuple(h.text for h in turn.history if h.role == "speaker")
         previous = next((h.text for h in reversed(turn.history) if h.role == "listener"), "")
-        return faults.ReplyContext(turn.text, news=news, asks="?" in turn.text, earlier_user=earlier,
+        return faults.ReplyContext(turn.text, news=news, asks=composer.asks_listener(turn.text), earlier_user=earlier,
                                    previous_reply=previous, max_words=prompts.MAX_WORDS)
 
     @property
@@ -428,12 +428,18 @@ class Understander:
         if restated:
             yield restated
         if closing:  # without an opening, the closing still fits the news
-            # an unsure vote shares no joy, and asks no light question just after bad news
+            # an unsure vote shares no joy, and asks no light question just after bad news; good news in
+            # the message's own words gets a glad one, not "What's been hardest?"
             recent_bad = ctx.news == "bad" or any(openings.bad_news_words(line)
                                                   for line in ctx.earlier_user[-openings.RECENT_LINES:])
-            group = fam or ("hard" if recent_bad else None)
+            told = openings.tone(decided.turn.text)
+            group = fam or ("glad" if told == "good" else "hard" if recent_bad else None)
+            # not a line any of the last three replies ended on: "How are you holding up?" twice in
+            # four turns reads as a script
+            listener = [h.text for h in decided.turn.history if h.role == "listener"][-3:]
             yield composer.closing(group, decided.turn.text, said=" ".join((opening, restated)),
-                                   previous_reply=ctx.previous_reply, seed=self.settings.seed)
+                                   previous_reply=" ".join(listener), seed=self.settings.seed,
+                                   earlier=ctx.earlier_user)
 
     def _restatement(self, decided: Decided, ctx: faults.ReplyContext) -> str:
         """What happened, said back to the person as "you": their own sentence turned (``composer.flipped``)
@@ -482,7 +488,7 @@ class Understander:
         messages = prompts.reply_messages(
             turn, emotion=decided.decision.emotion, style=s.response_prompt, examples=examples,
             max_utterances=s.history_utterances, caring=decided.decision.risk.level in ("care", "check"),
-            opening=opening, asks="?" in turn.text,
+            opening=opening, asks=composer.asks_listener(turn.text), question=composer.question(turn.text),
         )
         if opening and not partial:
             yield opening  # spoken while the rest is written

@@ -35,12 +35,15 @@ GLOOMY = re.compile(
 )
 ADVICE = re.compile(
     # "you must be buzzing", "you must have been scared": a guess at a feeling, not an instruction
-    r"\b(?:you should|you shouldn'?t|you need to|you have to|you must(?! be\b| have been\b| feel\b)|you ought to|"
+    # "she says you should", "he thinks you should": someone else's advice said back, not the avatar's
+    r"\b(?:(?<!says )(?<!said )(?<!thinks )(?<!reckons )you should|you shouldn'?t|you need to|you have to|"
+    r"you must(?! be\b| have been\b| feel\b)|you ought to|"
     r"try to|try not to|make sure|"
     r"i suggest|i recommend|i'?d suggest|i'?d recommend|it'?s important to|don'?t forget|remember to|have you tried|"
     r"have you considered|consider (?:talking|reaching|seeing|getting|asking|trying)|you could try|maybe you could|"
     r"why not|the best thing|the key is|focus on|look on the bright side|everything happens for a reason|"
-    r"at least)\b"
+    # "at least a month", "at least twice": a quantity, not a silver lining
+    r"at least(?! (?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|once|twice|half|some)\b))\b"
 )
 BLAME = re.compile(
     r"\b(?:your (?:own )?fault|you should have|you shouldn'?t have|you (?:might|could) have (?:\w+ )?(?:prepared|"
@@ -124,7 +127,18 @@ def advice_or_blame(reply: str, ctx: ReplyContext) -> bool:
     said = _lower(reply)
     if BLAME.search(said):
         return True
-    return ctx.news == "bad" and not ctx.asks and ADVICE.search(said) is not None
+    return ctx.news == "bad" and not ctx.asks and _advises(said, _lower(ctx.user_text))
+
+
+def _advises(said: str, heard: str) -> bool:
+    """Advice in ``said`` that is not the person's own words said back ("Now you have to tell your boss."
+    to "Now I have to tell my boss")."""
+    for match in ADVICE.finditer(said):
+        phrase = match.group(0)
+        if phrase.startswith("you ") and re.search(rf"\b(?:i|we) {re.escape(phrase[4:])}\b", heard):
+            continue
+        return True
+    return False
 
 
 def agreement_opener(reply: str, ctx: ReplyContext) -> bool:
@@ -201,8 +215,9 @@ def unanswered(reply: str, ctx: ReplyContext) -> bool:
         return True
     asked = {w for w in _WORD.findall(_lower(ctx.user_text)) if w not in _STOP and len(w) > 2}
     answer = set(_WORD.findall(_lower(" ".join(statements))))
+    # a suggestion answers "what should I do?" ("You could ask her over coffee.")
     opinion = re.search(r"\b(?:i think|i'?d|i would|i love|i like|i'?m|my|yes|no|probably|maybe|definitely|"
-                        r"i haven'?t|i have|i don'?t|i can)\b", _lower(" ".join(statements)))
+                        r"i haven'?t|i have|i don'?t|i can|you could|you might)\b", _lower(" ".join(statements)))
     return not (asked & answer) and opinion is None
 
 

@@ -40,23 +40,38 @@ BANK: dict[str, tuple[str, ...]] = {
     "excited": ("How exciting!", "Oh, that sounds exciting!", "Ooh, how fun!"),
     "joy": ("That's wonderful!", "Oh, that's great news!", "I love that!", "That's so good to hear!"),
     "surprise": ("Wow!", "Oh wow, really?", "What a surprise!"),
+    # Struck by something (a heron, a stranger's honesty, a child's grit): wonder, not "well done", which
+    # praises the person for what someone or something else did.
+    "impressed": ("Wow!", "Oh, wow.", "Wow, that's really something."),
+    # Good news that the vote read as a painful feeling (a relief, a kindness after a hard week): glad,
+    # not jubilant, as the message's own words are surer than the vote but not of which joy it is.
+    "glad": ("Oh, I'm so glad.", "I'm really glad.", "Oh, that's good.", "Oh, I'm glad."),
     # The start of an answer to a question put to the avatar, not a sentence: the model finishes it, so it
     # answers instead of asking back ("What do you think makes your favourite food special?").
     "answer": ("I'd say", "Honestly, I'd say", "I think"),
+    # ... to a question about what the person should do ("What can I do tonight?", "Should I bring food?"):
+    # begun in the second person, since after "I think" the model went on as the person ("I think it
+    # would be helpful to express my disappointment").
+    "advise": ("You could", "Maybe you could", "If it helps, you could"),
 }
-PARTIAL = frozenset({"answer"})  # families whose opening the model's first sentence completes
+PARTIAL = frozenset({"answer", "advise"})  # families whose opening the model's first sentence completes
+# A question about what the person should do, which the answer begins with "you".
+_ASKS_WHAT_TO_DO = re.compile(
+    r"\b(?:should i|shall i|how (?:do|can|should|would) i|what (?:can|should|do|would) i|how do you (?:help|tell|ask|"
+    r"deal|handle|stop|get)|any (?:tips|advice|ideas?)|is there a (?:\w+ )?way to|(?:do you think|would you say) i "
+    r"(?:should|could)|things? i (?:can|could|should) do)\b")
 
 _FAMILY_OF_LABEL = {
     "lonely": "lonely", "anxious": "worry", "afraid": "worry", "terrified": "worry", "apprehensive": "worry",
     "fear": "worry", "angry": "unfair", "annoyed": "unfair", "furious": "unfair", "jealous": "unfair",
     "contempt": "unfair", "disgusted": "unfair", "embarrassed": "sting", "ashamed": "sting", "guilty": "guilt",
     "disappointed": "letdown", "sad": "loss", "devastated": "loss",
-    "proud": "pride", "confident": "pride", "impressed": "pride", "grateful": "warm", "caring": "warm",
+    "proud": "pride", "confident": "pride", "impressed": "impressed", "grateful": "warm", "caring": "warm",
     "trusting": "warm", "faithful": "warm", "excited": "excited", "anticipating": "excited",
     "hopeful": "excited", "prepared": "excited", "joyful": "joy", "happy": "joy", "content": "joy",
     "surprised": "surprise", "nostalgic": "memory", "sentimental": "memory",
 }
-_GOOD_FAMILIES = frozenset({"pride", "warm", "excited", "joy", "surprise", "memory"})
+_GOOD_FAMILIES = frozenset({"pride", "warm", "excited", "joy", "surprise", "memory", "glad", "impressed"})
 _WORD = re.compile(r"[a-z']+")
 
 
@@ -73,6 +88,8 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     whatever the label said; a question to the avatar gets the start of an answer ("answer"); and a
     conversation that just named bad news (``earlier``: the speaker's previous lines, oldest first)
     gets no cheerful one."""
+    if asks and risk.level in ("care", "check") and not names_bad_news(user_text):
+        return _answer(user_text)  # answered gently (the prompt asks for calm), never met with "I'm listening" alone
     if risk.level != "none":
         return "care"
     fam = _FAMILY_OF_LABEL.get(label)
@@ -80,15 +97,74 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # a question gets an answer begun for the model (a gentle opening before it lets the model ask
         # back instead of answering: "Oh, that sounds so stressful. What tips can you give me?"); a
         # hard word in it ("any tips for not panicking?") is no bad news to open on
-        return "answer"
+        return _answer(user_text)
     named_bad = bad_news_words(user_text)
     if named_bad:
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
+    said = tone(user_text)
     if fam is None or confidence < MIN_CONFIDENCE:
-        return None
-    if fam in _GOOD_FAMILIES and any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:]):
-        return None  # "I keep reaching for my phone to call her" after a death is not 'faithful'
+        # an unsure vote: good news in the message's own words still gets a glad opening, so the model
+        # is not left to write the whole reply ("Oleg recommended me" -> "Oleg is being very rude")
+        return "glad" if said == "good" else None
+    if fam in _GOOD_FAMILIES:
+        if said == "bad":
+            return None  # "Of course I was in the kitchen and missed it" is no achievement
+        if said != "good" and any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:]):
+            return None  # "I keep reaching for my phone to call her" after a death is not 'faithful'
+        return fam
+    if said == "good":
+        return "glad"  # "the scan shows it hasn't spread" read as fear; "he recommended me" as contempt
     return fam
+
+
+# The message's own words for how things went, whatever the vote read: an outcome or a kindness
+# ("passed", "hugged", "it worked") against a hurt or a setback ("missed", "crying", "rejected"). Both,
+# or neither, say nothing. Written for e3rg; a lexicon, so it reads words, not sarcasm.
+_GOOD_WORDS = re.compile(
+    r"\b(?:passed|benign|all clear|(?:i|we|i've|we've|just|finally) got the (?:job|place|offer|flat|house|role|part)|"
+    r"got in|accepted|promot\w*|"
+    r"won(?!')|engaged|graduat\w*|hired|recover\w*|better now|feeling better|getting better|improv\w*|relie[fv]\w*|"
+    r"(?:is|she's|he's|they're|we're|i'm|it's|all) (?:okay|ok|fine|safe)(?! i guess)|safe and sound|"
+    r"(?:hasn't|has not|didn't|did not) spread|back on track|"
+    r"kind(?:ly|ness)?(?! of)|lovely|thoughtful|sweet|hugg?ed|smiled|grinn\w*|laugh\w*|thanks|thank (?:you|god)|"
+    r"thanked (?:me|us)|grateful|"
+    r"invited|welcomed|surprised (?:me|us|her|him)|brought (?:me|us)|made (?:me|us) (?:a|an|some)|"
+    r"gave (?:me|us) (?:a|an|some)|proud|happy|glad|excited|thrilled|love[sd]?|best(?! (?:friend|mate|man))|"
+    r"amazing|wonderful|great|brilliant|beautiful|favou?rite|fun|yay|woo+|finally|it worked|worked out|"
+    r"offered (?:me|us)|good news|party|celebrat\w*|presents?|gifts?|chosen|picked|selected|shortlisted|"
+    r"recommended (?:me|us))\b")
+_BAD_WORDS = re.compile(
+    r"\b(?:worst|hate[sd]?|awful|terrible|horrible|scared|scary|afraid|worried|worrying|nervous|dread\w*|"
+    r"cry|crying|cried|sobb\w*|tears|fail\w*|reject\w*|declined|lost|lose|losing|missed|miss|broke|broken|"
+    r"hurt\w*|sick|ill|pain|argu\w*|snapped|shout\w*|yell\w*|lonely|ignor\w*|stuck|unfair|regret\w*|"
+    r"sorry|guilty|ashamed|embarrass\w*|cringe|awkward|humiliat\w*|blank|shaking|panic\w*|stress\w*|"
+    r"exhausted|tired|furious|angry|annoy\w*|upset|disappoint\w*|gutted|cancell?ed|complain\w*|"
+    r"warning|fined|left out|forgot|forgetting|struggl\w*|never again|ruin\w*|leaving|don't want)\b")
+_QUOTED = re.compile(r"(?:^|(?<=\s))['\"][^'\"]{1,80}['\"]")
+_NEGATED = re.compile(r"\b(?:not|never|no|isn't|wasn't|aren't|weren't|don't|didn't|hardly)\s+(?:\w+\s+)?$")
+
+
+def tone(user_text: str) -> str | None:
+    """"good" or "bad" when the message's own words say how things went and do not also say the
+    opposite, else ``None``. A good word negated ("not great") counts as bad."""
+    text = _QUOTED.sub(" ", canonical(user_text))  # 'brilliant initiative', quoted, is someone else's word
+    good = bad = 0
+    for match in _GOOD_WORDS.finditer(text):
+        if _NEGATED.search(text[max(0, match.start() - 20):match.start()]):
+            bad += 1
+        else:
+            good += 1
+    bad += len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)
+    if good and not bad:
+        return "good"
+    if bad and not good:
+        return "bad"
+    return None
+
+
+def _answer(user_text: str) -> str:
+    """The family of an answer's start: "advise" for what the person should do, else "answer"."""
+    return "advise" if _ASKS_WHAT_TO_DO.search(canonical(user_text)) else "answer"
 
 
 def bad_news_words(user_text: str) -> bool:

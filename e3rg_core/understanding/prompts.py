@@ -91,10 +91,16 @@ OPENING_TASK = (
     " Your reply begins with \"{opening}\"; write only what comes after it: one short sentence about what "
     "they told you, in your own words (and, if it fits, one gentle question)."
 )
-# ... when the message asks the avatar something: the reply answers it (begun with ``opening``).
+# ... when the message asks the avatar something: the reply answers it (begun with ``opening``). The
+# whole task, quoting the question: told only "the Speaker seems to feel devastated" and "answer it",
+# the 1.5B model talked about the feeling instead ("What would you put in a eulogy...?" -> "I think it's
+# natural to feel devastated after losing a loved one").
 ANSWER_TASK = (
-    " They asked you a question: answer it yourself, plainly and kindly, with a real answer or a simple "
-    "preference of your own, in one or two short sentences. Your reply begins with \"{opening}\"."
+    "Task: the Speaker asked you: \"{question}\" Write the Listener's reply, which answers exactly that "
+    "question yourself, in one or two short sentences: an honest view, one or two concrete ideas, or a "
+    "simple preference of your own, said plainly and kindly. Stay on what they asked; do not talk about "
+    "their feelings instead. Their \"I\" and \"my\" mean the Speaker, not you: speak to them as \"you\". "
+    "Your reply begins with \"{opening}\"."
 )
 
 # The composed reply's one written part (``composer``): a restatement of what happened, said to them as
@@ -247,16 +253,23 @@ def reply_messages(
     caring: bool = False,
     opening: str = "",
     asks: bool = False,
+    question: str = "",
 ) -> list[ChatMessage]:
     """E3RG's response prompt; ``style="emotion_aware"`` injects the predicted emotion; ``caring`` asks
     for a calm, gentle reply after an earlier risk signal; ``opening`` is how the reply begins (the
-    model writes what follows); ``asks``: the message asks the avatar something, so the reply answers it."""
+    model writes what follows); ``asks``: the message asks the avatar something, so the reply answers it
+    (``question``: the words that ask, quoted in the task; the whole message if empty)."""
     if style not in RESPONSE_TASKS:
         raise ConfigError(f"unknown response prompt {style!r}; choose from {', '.join(RESPONSE_TASKS)}")
     strategy = STRATEGIES.get(coarse_of(emotion) if emotion in CANDIDATES else "neutral", STRATEGIES["neutral"])
-    task = RESPONSE_TASKS[style].format(emotion=emotion, strategy=strategy) + (CARE_TASK if caring else "")
-    if opening:
-        task += (ANSWER_TASK if asks else OPENING_TASK).format(opening=_one_line(opening).replace('"', "'"))
+    begun = _one_line(opening).replace('"', "'")
+    if opening and asks:
+        asked = _one_line(question or turn.text)[:300].replace('"', "'")
+        task = ANSWER_TASK.format(question=asked, opening=begun) + (CARE_TASK if caring else "")
+    else:
+        task = RESPONSE_TASKS[style].format(emotion=emotion, strategy=strategy) + (CARE_TASK if caring else "")
+        if opening:
+            task += OPENING_TASK.format(opening=begun)
     return [
         system_message(max_words),
         ChatMessage("user", _context(turn, examples, max_utterances) + task),

@@ -90,3 +90,55 @@ def test_a_restatement_that_swaps_who_did_what_fails(sentence, message):
 def test_a_restatement_that_keeps_who_did_what_passes():
     assert composer.restatement_ok("Your best friend Lena lost her dad this morning.",
                                    user_text="My best friend Lena lost her dad this morning.")
+
+
+@pytest.mark.parametrize("message, asks", [
+    ("how do i bring it up without it turning into a fight", True),  # no question mark typed
+    ("do you think there's life on other planets", True),
+    ("Any tips for sleeping on a plane", True),
+    ("Did it anyway.", False),  # the end mark says it is no question
+    ("What a day.", False),
+    ("Was up all night", False),
+])
+def test_a_question_is_heard_with_or_without_its_question_mark(message, asks):
+    assert composer.asks_listener(message) is asks
+
+
+def test_a_question_is_not_said_back_as_a_statement():
+    assert composer.flipped("how do i tell him without him kicking us out") == ""
+    assert composer.question("My dad fell. how do i help someone who hates help") == "how do i help someone who hates help"
+
+
+def test_a_gap_is_spoken_of_only_after_a_loss():
+    lines = {composer.closing("loss", f"My dad was diagnosed with something, day {i}.") for i in range(40)}
+    assert "That leaves such a gap." not in lines
+    lines = {composer.closing("loss", f"My dad died on day {i}.") for i in range(40)}
+    assert "That leaves such a gap." in lines
+
+
+def test_glad_closings_are_calm_and_give_no_advice():
+    for group in ("glad", "impressed"):
+        for line in composer.CLOSINGS[group]:
+            assert ADVICE.search(line.lower()) is None, line
+            assert not faults(line, ReplyContext("The scan came back clear.", news="good"),
+                              names=["tone_mismatch", "third_person", "emotion_label"])
+
+
+def test_every_closing_passes_the_screening_a_reply_sentence_gets():
+    from e3rg_core.understanding.engine import SCREENED_FAULTS
+    for group, lines in composer.CLOSINGS.items():
+        for line in lines:
+            for news in ("bad", "good", "neutral"):
+                ctx = ReplyContext("I went to the shop and it was closed.", news=news)
+                assert not faults(line, ctx, names=SCREENED_FAULTS), (group, line)
+
+
+@pytest.mark.parametrize("message, said_back", [
+    ("Sorry if I'm not making much sense, everything feels foggy and slow.", "You said everything feels foggy and slow."),
+    ("Update: a different officer reviewed it and cancelled the fine.",
+     "You said a different officer reviewed it and cancelled the fine."),
+    ("Today Mia came out grinning because she'd been picked for the team!",
+     "You said today Mia came out grinning because she'd been picked for the team."),
+])
+def test_the_point_is_said_back_not_the_preamble(message, said_back):
+    assert composer.flipped(message) == said_back

@@ -406,7 +406,7 @@ def test_a_question_is_answered_the_model_completing_the_start_of_an_answer():
     fam, start = engine.opening(decided)
     assert fam == "answer" and chat.prefixes == []
     assert list(engine.reply_sentences(decided)) == [f"{start} autumn, for the colours."]
-    assert chat.prefixes == [start] and "answer it" in chat.calls[-1]["messages"][-1].content
+    assert chat.prefixes == [start] and 'asked you: "What\'s your favourite season?"' in chat.calls[-1]["messages"][-1].content
 
 
 def test_a_started_answer_the_model_left_empty_is_not_said():

@@ -79,3 +79,18 @@ def test_a_reply_about_the_message_or_a_short_message_is_not_generic():
     assert not DETECTORS["generic"]("I'm here.", ReplyContext("ok thanks"))  # nothing to be specific about
     earlier = ReplyContext("It still hurts.", earlier_user=("My dog Max died on Sunday morning.",), news="bad")
     assert not DETECTORS["generic"]("Losing Max like that hurts.", earlier)  # the conversation's words count
+
+
+def test_the_persons_own_words_said_back_are_no_advice():
+    advice_or_blame = DETECTORS["advice_or_blame"]
+    ctx = ReplyContext("Now I have to tell my boss, which I'm dreading.", news="bad")
+    assert not advice_or_blame("Now you have to tell your boss, which you're dreading.", ctx)
+    assert advice_or_blame("You have to tell your boss today.", ReplyContext("My boss is awful.", news="bad"))
+    assert not advice_or_blame("He's meant to give at least a month.", ReplyContext("He gave a week.", news="bad"))
+    assert not advice_or_blame("Your friend says you should block him.", ReplyContext("Ugh.", news="bad"))
+
+
+def test_a_suggestion_answers_a_question_about_what_to_do():
+    ctx = ReplyContext("how do i tell him without him kicking us out", asks=True)
+    assert not DETECTORS["unanswered"]("You could ask the landlord to extend the notice period.", ctx)
+    assert DETECTORS["unanswered"]("That sounds hard. What happened next?", ctx)

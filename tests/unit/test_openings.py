@@ -39,7 +39,11 @@ def test_a_question_gets_the_start_of_an_answer_unless_it_names_bad_news():
     assert fam("I passed! Do you want to hear how?", "proud", "happy", asks=True) == "answer"
     assert fam("Why does everyone leave me out?", "lonely", "sad", asks=True) == "answer"
     assert fam("My mum died. What do I say at the funeral?", "neutral", "neutral", asks=True) == "hard"
-    assert fam("Any tips for not panicking when the plane starts shaking?", "terrified", "fear", asks=True) == "answer"
+    # what to do gets an answer begun with "you", so the model cannot answer as the person
+    assert fam("Any tips for not panicking when the plane starts shaking?", "terrified", "fear", asks=True) == "advise"
+    assert fam("What's one thing I can do tonight?", "afraid", "fear", asks=True) == "advise"
+    assert "advise" in openings.PARTIAL and all(o.lower().split()[-2:] == ["you", "could"]
+                                                for o in openings.BANK["advise"])
     assert "answer" in openings.PARTIAL and not openings.choose("answer", "Which book?").endswith((".", "!", "?"))
 
 
@@ -84,3 +88,32 @@ def test_no_cheerful_opening_right_after_bad_news_in_the_conversation():
     assert fam(text, "faithful", "happy") == "warm"
     assert openings.family(text, label="faithful", coarse="happy", risk=NONE, confidence=0.9, earlier=earlier) is None
     assert openings.family(text, label="sad", coarse="sad", risk=NONE, confidence=0.9, earlier=earlier) == "loss"
+
+
+@pytest.mark.parametrize("text, said", [
+    ("The scan shows it hasn't spread.", "good"),
+    ("I GOT THE JOB!!! The one I interviewed for three times", "good"),
+    ("The lady next door brought me a plate of dinner.", "good"),
+    ("I missed the whole thing and cried in the car.", "bad"),
+    ("It's not great, honestly.", "bad"),  # a good word negated
+    ("The person who got the role has been here eight months.", None),  # someone else's good news
+    ("My boss called it a 'brilliant idea' in front of everyone.", None),  # quoted words are not theirs
+    ("Planted tomatoes this weekend.", None),
+    ("Finally home, but I lost my keys on the way.", None),  # both
+])
+def test_the_message_own_words_say_how_things_went(text, said):
+    assert openings.tone(text) == said
+
+
+def test_good_news_read_as_a_painful_feeling_gets_a_glad_opening_and_bad_news_no_cheer():
+    assert fam("The scan shows it hasn't spread.", "afraid", "fear") == "glad"
+    assert fam("He said he's recommended me for the role before he goes.", "contempt", "contempt") == "glad"
+    assert fam("Of course I was in the kitchen and missed it.", "impressed", "happy") is None
+    assert fam("I had my first conversation in Japanese today.", "impressed", "happy") == "impressed"
+    for opening in openings.BANK["glad"]:
+        assert not DETECTORS["tone_mismatch"](opening, ReplyContext("x", news="good"))
+
+
+def test_a_question_after_a_risk_signal_is_still_answered():
+    assert fam("Is it stupid to try again?", "sad", "sad", asks=True, risk=RiskAssessment(level="care")) == "answer"
+    assert fam("I'm fine I guess.", "sad", "sad", risk=RiskAssessment(level="care")) == "care"

@@ -116,3 +116,13 @@ def test_the_dialogue_context_goes_into_both_prompts():
     for text in (emotion, reply):
         assert "Dialogue context: The speaker just got the job they wanted.\nDialogue:" in text
     assert "Dialogue context" not in prompts.emotion_messages(UserTurn(text="Hi."), examples=(), max_utterances=8)[-1].content
+
+
+def test_an_answer_task_quotes_the_question_and_names_no_emotion():
+    from e3rg_core.types import UserTurn
+    turn = UserTurn(text="My nan died. What would you put in a eulogy?")
+    task = prompts.reply_messages(turn, emotion="devastated", opening="I'd say", asks=True,
+                                  question="What would you put in a eulogy?")[-1].content
+    assert '"What would you put in a eulogy?"' in task and "devastated" not in task and "I'd say" in task
+    plain = prompts.reply_messages(turn, emotion="devastated", opening="I'm so sorry.")[-1].content
+    assert "devastated" in plain
