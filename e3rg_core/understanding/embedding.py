@@ -195,6 +195,11 @@ class SentenceEncoder:
                     self._kept.popitem(last=False)
             return vectors
 
+    def forget(self) -> None:
+        """Drop the kept vectors (a benchmark timing a turn from cold)."""
+        with self._lock:
+            self._kept.clear()
+
     def embed_corpus(self, texts: list[str]) -> Any:
         """``embed`` for a fixed corpus (the emotion prototypes, the risk bank): the vectors are kept in
         ``cache_dir/vectors`` under a digest of the model files (names, sizes, times) and the texts, so a
