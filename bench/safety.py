@@ -152,6 +152,40 @@ def summarise(rows: list[dict], flagged: list[bool]) -> dict:
     }
 
 
+def in_turn(n: int) -> dict:
+    """What the risk check adds to a turn's emotion decision (``Understander.decide``) on the default vote:
+    ``n`` dev risk messages and ``n`` ordinary conversation turns, each decided by two engines (each LLM
+    keeps its own prompt cache): one with the shipped detector, one with the patterns alone (no
+    embedding). Each turn is decided from cold: the detector's kept scores and the encoders' kept vectors
+    are dropped first, and the two engines take turns to go first. Added = the shipped engine's decision
+    time less the patterns-alone time of the same turn: with an embedding voter that reads the message
+    with the detector's encoder, the detector finds it embedded already."""
+    from e3rg_core.understanding import safety
+
+    config = load_config(environ={})
+    ways = {"shipped": Understander(config), "patterns_alone": Understander(config)}
+    ways["patterns_alone"].risk_detector = safety.RiskDetector(None)
+    meaning = ways["shipped"].risk_detector.meaning
+    turns = [turn_of(r) for r in load(SETS["dev"], None)[:n]] + [turn_of(r) for r in conversation_turns(CONVERSATIONS["dev"], None)[:n]]
+    for understander in ways.values():
+        understander.decide(turn_of({"text": "warm up"}))
+    times: dict[str, list[float]] = {w: [] for w in ways}
+    names = list(ways)
+    for i, turn in enumerate(turns):
+        for way in names[i % 2:] + names[:i % 2]:
+            if meaning is not None:
+                meaning.forget()  # and the encoders' kept vectors, which the voters share
+            start = time.perf_counter()
+            ways[way].decide(turn)
+            times[way].append(time.perf_counter() - start)
+    added = sorted(t - p for t, p in zip(times["shipped"], times["patterns_alone"]))
+    return {"turns": len(turns), "voters": [v.spec for v in ways["shipped"].voters],
+            "decision_median_s": round(statistics.median(times["shipped"]), 4),
+            "patterns_alone_decision_median_s": round(statistics.median(times["patterns_alone"]), 4),
+            "added_median_s": round(statistics.median(added), 4),
+            "added_p90_s": round(added[int(0.9 * (len(added) - 1))], 4)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--judge", default="", help="a chat model profile to measure as the grey-zone judge "
@@ -161,6 +195,9 @@ def main() -> None:
                         "are kept under 'before'")
     parser.add_argument("--outside", type=Path, help="a folder with train.tsv and test.tsv of text nobody wrote "
                         "for the detector (GoEmotions' data/original): false alarms on outside text")
+    parser.add_argument("--in-turn", type=int, default=0, metavar="N",
+                        help="also time what the check adds to the default emotion decision on N dev risk "
+                        "messages and N ordinary turns (loads the LLM voter)")
     args = parser.parse_args()
     config = load_config(environ={})
     config = replace(config, understanding=replace(config.understanding, voters=("minilm",)),
@@ -257,6 +294,9 @@ def main() -> None:
         for label, summary in report["sets"][name]["parts"].items():
             print(f"{name:8s} {label:28s} recall {summary['recall']:.3f}  false alarms {summary['false_alarm_rate']:.3f}")
         print(f"{name:8s} seconds per turn: {report['sets'][name]['seconds_per_turn']}")
+    if args.in_turn:
+        report["in_turn"] = in_turn(args.in_turn)
+        print(f"in a turn's decision: {report['in_turn']}")
     report["headline"] = headline(report)
     if args.before is not None:
         before = json.loads(args.before.read_text(encoding="utf-8"))

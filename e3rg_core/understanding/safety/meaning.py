@@ -195,9 +195,11 @@ class MeaningScorer:
         return [kept[k] for k in keys]
 
     def forget(self) -> None:
-        """Drop the kept scores (a benchmark timing a turn from cold)."""
+        """Drop the kept scores, and the encoder's kept vectors where it keeps some (a benchmark timing a
+        turn from cold)."""
         with self._kept_lock:
             self._kept.clear()
+        getattr(self.encoder, "forget", lambda: None)()
 
     def _score(self, texts: Sequence[str], riskiest: Sequence[str] | None = None) -> list[MeaningScore]:
         np = self._np
