@@ -143,6 +143,53 @@ def load_prototypes() -> dict[str, LabelPrototypes]:
     return table
 
 
+# Vectors shipped with the package for a model that is slow to embed thousands of sentences with
+# (all-mpnet-base-v2: minutes on one core): ``data/<folder>/<model>.npz`` holds the texts and their unit
+# vectors as int8 with one scale per vector (cosine to the float vectors >= 0.9999), written by
+# ``python -m e3rg_core.understanding.embedding``. A text the file does not hold (a bank changed) is
+# embedded as before.
+EMOTION_VECTORS = "emotion_vectors"  # the embedding voter's prototypes and anchors
+RISK_VECTORS = "risk_bank_vectors"  # the risk detector's bank (safety/meaning.py)
+
+
+def shipped_vectors(folder: str, model: str) -> dict[str, Any]:
+    """The shipped vectors of ``model`` in ``data/<folder>`` by text ({} when none ship)."""
+    import numpy as np
+
+    ref = resources.files("e3rg_core.understanding").joinpath(f"data/{folder}/{Path(str(model)).name}.npz")
+    if not ref.is_file():
+        return {}
+    with resources.as_file(ref) as path, np.load(path, allow_pickle=False) as data:
+        vectors = data["vectors"].astype(np.float32) * data["scales"][:, None]
+        return dict(zip(data["texts"].tolist(), vectors))
+
+
+def write_shipped_vectors(folder: str, encoder: Any, texts: list[str]) -> Path:
+    """Embed ``texts`` with ``encoder`` and write them where ``shipped_vectors`` reads them."""
+    import numpy as np
+
+    texts = list(dict.fromkeys(texts))
+    vectors = np.asarray(encoder.embed(texts), dtype=np.float32)
+    path = Path(__file__).resolve().parent / "data" / folder / f"{Path(str(encoder.model)).name}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scales = np.abs(vectors).max(axis=1) / 127.0
+    np.savez_compressed(path, texts=np.array(texts), vectors=np.round(vectors / scales[:, None]).astype(np.int8),
+                        scales=scales.astype(np.float32))
+    return path
+
+
+def embed_with_shipped(encoder: Any, texts: list[str], folder: str) -> Any:
+    """``texts``' vectors: the shipped ones of ``encoder``'s model where they ship, the rest embedded
+    (through ``embed_corpus`` where the encoder has one, which keeps them on disk)."""
+    model = getattr(encoder, "model", "")
+    shipped = shipped_vectors(folder, model) if model else {}
+    missing = [t for t in dict.fromkeys(texts) if t not in shipped]
+    if missing:
+        embed = getattr(encoder, "embed_corpus", encoder.embed)
+        shipped = {**shipped, **dict(zip(missing, embed(missing)))}
+    return encoder.np.stack([shipped[t] for t in texts])
+
+
 class SentenceEncoder:
     """A sentence-embedding model (sentence-transformers), shared by everything that embeds text."""
 
@@ -242,6 +289,16 @@ def _loaded(model: str, device: str, cache_dir: str) -> SentenceEncoder:
     return SentenceEncoder(model, device=device, cache_dir=cache_dir)
 
 
+def prototype_texts(prototypes: Mapping[str, LabelPrototypes] | None = None) -> list[str]:
+    """What the embedding voter embeds once: every label's utterances (the prototypes and
+    ``emotion_utterances.json``), label by label in ``CANDIDATES`` order, then each label's anchor."""
+    if prototypes is None:
+        extra = load_utterances()
+        prototypes = {label: replace(p, utterances=p.utterances + extra[label]) for label, p in load_prototypes().items()}
+    return ([u for label in CANDIDATES for u in prototypes[label].utterances]
+            + [prototypes[label].anchor for label in CANDIDATES])
+
+
 class EmbeddingClassifier:
     """Scores the 36 labels of a turn by similarity to labelled prototype utterances."""
 
@@ -269,9 +326,7 @@ class EmbeddingClassifier:
         self.temperature = temperature
         self.anchor_weight = anchor_weight
         self.history_weight = history_weight
-        texts = [u for label in self.labels for u in prototypes[label].utterances]
-        texts += [prototypes[label].anchor for label in self.labels]
-        bank = self.encoder.embed_corpus(texts)  # kept on disk between runs
+        bank = embed_with_shipped(self.encoder, prototype_texts(prototypes), EMOTION_VECTORS)
         utterances, start = [], 0
         for label in self.labels:
             utterances.append(bank[start:start + len(prototypes[label].utterances)])
@@ -336,3 +391,14 @@ class EmbeddingClassifier:
         probs = np.exp(log_probs - log_probs.max())
         probs /= probs.sum()
         return {label: float(p) for label, p in zip(self.labels, probs)}
+
+
+if __name__ == "__main__":  # python -m e3rg_core.understanding.embedding [model]: after a bank changes
+    import sys
+
+    from e3rg_core.understanding.safety.meaning import bank_texts, load_bank
+
+    encoder = sentence_encoder(sys.argv[1] if len(sys.argv) > 1 else MPNET_NAME)
+    print(write_shipped_vectors(EMOTION_VECTORS, encoder, prototype_texts()))
+    print(write_shipped_vectors(RISK_VECTORS, encoder, bank_texts(load_bank())))
+

@@ -22,7 +22,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any, Sequence
 
 from e3rg_core.errors import ConfigError
@@ -63,27 +62,6 @@ def load_bank() -> Bank:
     return Bank(risk, safe)
 
 
-# Bank vectors shipped with the package for a model that is slow to embed thousands of sentences with
-# (all-mpnet-base-v2: about 2-4 minutes on one core): ``data/risk_bank_vectors/<model>.npz`` holds the
-# canonical texts and their vectors as int8 with one scale per vector (3.3 MB rather than 6.5 MB as float16;
-# cosines move by about 0.001), written by ``python -m e3rg_core.understanding.safety.meaning``.
-# A text of the bank that the file does not hold (the bank or the emotion prototypes changed) is embedded.
-SHIPPED_VECTORS = "data/risk_bank_vectors"
-
-
-def _shipped(model: str) -> dict[str, Any]:
-    """The shipped vectors of ``model`` by canonical text ({} when none ship)."""
-    import numpy as np
-
-    name = Path(str(model)).name
-    ref = resources.files("e3rg_core.understanding").joinpath(f"{SHIPPED_VECTORS}/{name}.npz")
-    if not ref.is_file():
-        return {}
-    with resources.as_file(ref) as path, np.load(path, allow_pickle=False) as data:
-        vectors = data["vectors"].astype(np.float32) * data["scales"][:, None]
-        return dict(zip(data["texts"].tolist(), vectors))
-
-
 def bank_texts(bank: Bank) -> list[str]:
     """The bank's texts as they are embedded: risk expressions first, then the safe side, canonical."""
     return [canonical(t) for _, t in bank.risk] + [canonical(t) for _, t in bank.safe]
@@ -94,13 +72,9 @@ def _bank_vectors(encoder: Any, bank: Bank) -> tuple[Any, Any]:
     """The bank's embeddings, computed once per encoder and model (about 10 s for the 3,800 expressions and
     the ordinary messages on one core with MiniLM), read from the shipped file where one ships for the
     model, else kept on disk by an encoder that can (``embed_corpus``)."""
-    texts = bank_texts(bank)
-    shipped = _shipped(getattr(encoder, "model", "")) if getattr(encoder, "model", "") else {}
-    missing = [t for t in dict.fromkeys(texts) if t not in shipped]
-    if missing:
-        embed = getattr(encoder, "embed_corpus", encoder.embed)
-        shipped = {**shipped, **dict(zip(missing, embed(missing)))}
-    vectors = encoder.np.stack([shipped[t] for t in texts])
+    from e3rg_core.understanding.embedding import RISK_VECTORS, embed_with_shipped
+
+    vectors = embed_with_shipped(encoder, bank_texts(bank), RISK_VECTORS)
     return vectors[: len(bank.risk)], vectors[len(bank.risk):]
 
 
@@ -265,29 +239,3 @@ class JointScorer:
                                       b.category, b.nearest, b.piece, (1 - w) * a.probe + w * b.probe,
                                       (1 - w) * a.logit + w * b.logit)
         return out
-
-
-def write_shipped_vectors(model: str) -> Path:
-    """Embed the whole bank with ``model`` and write it where ``_bank_vectors`` reads shipped vectors."""
-    import numpy as np
-
-    from e3rg_core.understanding.embedding import sentence_encoder
-
-    encoder = sentence_encoder(model)
-    texts = list(dict.fromkeys(bank_texts(load_bank())))
-    vectors = np.asarray(encoder.embed(texts), dtype=np.float32)
-    folder = Path(__file__).resolve().parents[1] / SHIPPED_VECTORS
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{Path(str(encoder.model)).name}.npz"
-    scales = np.abs(vectors).max(axis=1) / 127.0
-    np.savez_compressed(path, texts=np.array(texts), vectors=np.round(vectors / scales[:, None]).astype(np.int8),
-                        scales=scales.astype(np.float32))
-    return path
-
-
-if __name__ == "__main__":  # python -m e3rg_core.understanding.safety.meaning [model]: after the bank changes
-    import sys
-
-    from e3rg_core.understanding.embedding import MPNET_NAME
-
-    print(write_shipped_vectors(sys.argv[1] if len(sys.argv) > 1 else MPNET_NAME))
