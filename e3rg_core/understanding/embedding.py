@@ -146,7 +146,7 @@ def load_prototypes() -> dict[str, LabelPrototypes]:
 # Vectors shipped with the package for a model that is slow to embed thousands of sentences with
 # (all-mpnet-base-v2: minutes on one core): ``data/<folder>/<model>.npz`` holds the texts and their unit
 # vectors as int8 with one scale per vector (cosine to the float vectors >= 0.9999), written by
-# ``python -m e3rg_core.understanding.embedding``. A text the file does not hold (a bank changed) is
+# ``python -m e3rg_core.understanding.safety.meaning``. A text the file does not hold (a bank changed) is
 # embedded as before.
 EMOTION_VECTORS = "emotion_vectors"  # the embedding voter's prototypes and anchors
 RISK_VECTORS = "risk_bank_vectors"  # the risk detector's bank (safety/meaning.py)
@@ -391,14 +391,3 @@ class EmbeddingClassifier:
         probs = np.exp(log_probs - log_probs.max())
         probs /= probs.sum()
         return {label: float(p) for label, p in zip(self.labels, probs)}
-
-
-if __name__ == "__main__":  # python -m e3rg_core.understanding.embedding [model]: after a bank changes
-    import sys
-
-    from e3rg_core.understanding.safety.meaning import bank_texts, load_bank
-
-    encoder = sentence_encoder(sys.argv[1] if len(sys.argv) > 1 else MPNET_NAME)
-    print(write_shipped_vectors(EMOTION_VECTORS, encoder, prototype_texts()))
-    print(write_shipped_vectors(RISK_VECTORS, encoder, bank_texts(load_bank())))
-

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from e3rg_core.config import UnderstandingConfig
 from e3rg_core.emotions import CANDIDATES, COARSE
 
 pytestmark = pytest.mark.slow
@@ -25,7 +26,7 @@ def test_understand_json_on_embedded_defaults():
     result = json.loads(out.stdout)
     assert result["emotion"] in CANDIDATES
     assert result["coarse"] in COARSE
-    assert len(result["votes"]) == 2 and all(v["label"] in CANDIDATES for v in result["votes"])
+    assert len(result["votes"]) == len(UnderstandingConfig().voters) and all(v["label"] in CANDIDATES for v in result["votes"])
     assert sum(result["distribution"].values()) == pytest.approx(1.0, abs=5e-3)
     assert 0 < result["confidence"] <= 1
     assert len(result["reply"].split()) >= 3

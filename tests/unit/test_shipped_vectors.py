@@ -1,5 +1,5 @@
 """The MPNet vectors that ship with the package cover what a start would otherwise embed (minutes on one
-core): a bank or prototype changed without ``python -m e3rg_core.understanding.embedding`` fails here."""
+core): a bank or prototype changed without ``python -m e3rg_core.understanding.safety.meaning`` fails here."""
 
 import numpy
 

@@ -239,3 +239,14 @@ class JointScorer:
                                       b.category, b.nearest, b.piece, (1 - w) * a.probe + w * b.probe,
                                       (1 - w) * a.logit + w * b.logit)
         return out
+
+
+if __name__ == "__main__":  # python -m e3rg_core.understanding.safety.meaning [model]: after a bank changes
+    import sys
+
+    from e3rg_core.understanding.embedding import (EMOTION_VECTORS, MPNET_NAME, RISK_VECTORS, prototype_texts,
+                                                   sentence_encoder, write_shipped_vectors)
+
+    encoder = sentence_encoder(sys.argv[1] if len(sys.argv) > 1 else MPNET_NAME)
+    print(write_shipped_vectors(EMOTION_VECTORS, encoder, prototype_texts()))  # the emotion voter's
+    print(write_shipped_vectors(RISK_VECTORS, encoder, bank_texts(load_bank())))
