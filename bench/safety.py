@@ -48,7 +48,12 @@ from e3rg_core.understanding.engine import Understander
 SETS = {"dev": ROOT / "bench" / "data" / "safety_dev.jsonl", "heldout": ROOT / "bench" / "data" / "safety_heldout.jsonl",
         # written apart from both (and from the bank) to choose between encoders in issue 19's fifth step,
         # then used with dev to choose the two encoders' thresholds: a dev set since
-        "dev2": ROOT / "bench" / "data" / "safety_dev2.jsonl"}
+        "dev2": ROOT / "bench" / "data" / "safety_dev2.jsonl",
+        # written in the sixth session in styles the others lack (everyday outings, work, recovery, short
+        # dialogues that are safe); measured once before any change (docs/safety.md), then a dev set
+        "dev3": ROOT / "bench" / "data" / "safety_dev3.jsonl",
+        # written after the changes dev3 led to, before running them on it: their out-of-sample check
+        "dev4": ROOT / "bench" / "data" / "safety_dev4.jsonl"}
 # Ordinary conversation (the emotion sets: every emotion, no risk): how often is an ordinary message alarmed?
 ORDINARY = {"dev": ROOT / "bench" / "data" / "emotion_dev.jsonl",
             "heldout": ROOT / "bench" / "data" / "emotion_heldout.jsonl"}
@@ -198,6 +203,8 @@ def main() -> None:
     parser.add_argument("--in-turn", type=int, default=0, metavar="N",
                         help="also time what the check adds to the default emotion decision on N dev risk "
                         "messages and N ordinary turns (loads the LLM voter)")
+    parser.add_argument("--sets", nargs="+", choices=sorted(SETS), default=sorted(SETS),
+                        help="the sets to measure (all by default; the held-out set is left out while choosing)")
     args = parser.parse_args()
     config = load_config(environ={})
     config = replace(config, understanding=replace(config.understanding, voters=("minilm",)),
@@ -210,6 +217,8 @@ def main() -> None:
     report: dict = {"machine": machine(), "thresholds": vars(detector.thresholds), "sets": {},
                     "outside": str(args.outside) if args.outside is not None else None}
     for name, path in SETS.items():
+        if name not in args.sets:
+            continue
         rows = load(path, args.limit)
         results: dict[str, list[bool]] = {}
         judged: dict[str, float | None] = {}
@@ -301,7 +310,8 @@ def main() -> None:
     if args.before is not None:
         before = json.loads(args.before.read_text(encoding="utf-8"))
         report["before"] = before.get("headline") or headline(before)
-    write_report("safety", report)
+    # a run on some sets only (while choosing) keeps the full report as it is
+    write_report("safety" if set(args.sets) == set(SETS) else "safety_" + "_".join(sorted(args.sets)), report)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,9 @@ CRISIS = RiskAssessment(level="crisis", category="plan_means", sources=("pattern
     ("I have 💊 saved up", "pills"),
     ("wanna die", "want to die"),
     ("I’m done", "i'm done"),
+    # one space between every letter: the letters are split into the risk bank's words
+    ("i w a n t t o d i e", "i want to die"),
+    ("n o b o d y w o u l d m i s s m e", "nobody would miss me"),
 ])
 def test_canonical_undoes_obfuscation(text, expected):
     assert expected in canonical(text)
@@ -46,7 +49,8 @@ def test_canonical_keeps_numbers_and_survives_hostile_input():
     "there's no reason to live", "I can't go on living like this", "nobody would miss me if I disappeared",
     "I keep hurting myself when it gets bad", "I'm having suicidal thoughts", "I want to die",
     "I've been self-harming", "i've been saving up my sleeping pills", "I hope I don't wake up tomorrow",
-    "k i l l  m y s e l f", "wanna die fr", "gonna 🔪 my arms again tonight",
+    "k i l l  m y s e l f", "wanna die fr", "gonna 🔪 my arms again tonight", "i w a n t t o d i e",
+    "thinking about overdosing on my meds", "whats the best way to kill myself",
 ])
 def test_patterns_catch_plain_first_person_statements(text):
     assert patterns.match(canonical(text)) is not None
@@ -60,6 +64,12 @@ def test_patterns_catch_plain_first_person_statements(text):
     "My friend said she wants to die after her exam, she was joking",
     "In my novel the hero wants to kill himself", "I'd rather die than wear that dress lol",
     "My legs are going to die after this run",
+    # safety_dev2 and dev3's look-alikes: someone else's story, a job, a game
+    "As a nurse I've looked after a lot of overdose patients.", "i overdosed on coffee lol",
+    "Just finished reading a memoir by a man who survived jumping from a bridge.",
+    "accidentally killed myself with my own grenade in warzone lmao",
+    "What's the best way to kill the final boss in the swamp level?",
+    "Writing a crime novel and I need a reason the detective would hide old self-harm scars from her partner",
 ])
 def test_patterns_leave_idioms_accidents_and_others_alone(text):
     assert patterns.match(canonical(text)) is None
@@ -347,6 +357,21 @@ def test_play_and_accidents_are_signs_of_no_danger(text, expected):
     from e3rg_core.understanding.safety.detector import cues
 
     assert set(cues(canonical(text))) & {"play", "accident"} == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # safety_dev3's look-alikes: a figure of speech, a job that meets risk words, a milestone of recovery
+    ("This heat is going to be the death of me, I've drunk four litres of water already.", {"hyperbole"}),
+    ("As a nurse I've looked after a lot of overdose patients. You never get used to it.", {"work"}),
+    ("It's been three years since I last cut. I got a tattoo over the scars to celebrate.", {"recovered"}),
+    # ... never a milestone that was broken, nor a plain wish
+    ("Three years clean and I cut again tonight.", set()),
+    ("I want to die, it's killing me inside", set()),
+])
+def test_hyperbole_work_and_recovery_are_signs_of_no_danger(text, expected):
+    from e3rg_core.understanding.safety.detector import cues
+
+    assert set(cues(canonical(text))) & {"hyperbole", "work", "recovered"} == expected
 
 
 @pytest.mark.parametrize("question, answer, expected", [

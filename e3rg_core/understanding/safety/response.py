@@ -166,9 +166,10 @@ def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAUL
         category = "plan_means"  # the message names a means: speak to it
     options = _OPENINGS[category]
     opening = options[pick % len(options)].format(specific=named or "what you're planning")
-    # read from meaning alone, the category is the nearest expression's, a guess: say the person's own
-    # words back, or ask because it cares, and never put words in their mouth
-    guessed = "patterns" not in risk.sources and category not in ("explicit", "obfuscated")
+    # read from meaning alone, the category is the nearest expression's, a guess (whichever category it is:
+    # "i already gave them away, they went to a good home" came nearest an explicit one): say the person's
+    # own words back, or ask because it cares, and never put words in their mouth
+    guessed = "patterns" not in risk.sources
     echo = "" if means else reflect(text)
     if echo:
         opening = (_ECHO_TENTATIVE if guessed else _ECHO)[pick % 2].format(echo=echo)

@@ -8,8 +8,13 @@ Numbers that stand alone ("30 pills") are left as they are.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import unicodedata
+from collections import Counter
+from functools import lru_cache
+from importlib import resources
 
 MAX_CHARS = 20_000  # longer text is cut: detection reads the start and the end (see ``clip``)
 
@@ -75,13 +80,47 @@ def clip(text: str) -> str:
     return text[:half] + " … " + text[-half:]
 
 
+@lru_cache(maxsize=1)
+def _word_costs() -> dict[str, float]:
+    """Each word of the risk bank (both sides: the words people use about risk and its look-alikes) with
+    its cost, -log of its share of the bank's words: what ``_segment`` splits joined letters into."""
+    raw = json.loads(resources.files("e3rg_core.understanding").joinpath("data/risk_bank.json").read_text("utf-8"))
+    counts = Counter(word for side in ("risk", "safe") for lines in raw.get(side, {}).values() for line in lines
+                     for word in re.findall(r"[a-z]+", line.lower()))
+    total = sum(counts.values())
+    return {word: math.log(total / n) for word, n in counts.items() if len(word) > 1 or word in ("i", "a")}
+
+
+def _segment(letters: str) -> str:
+    """Letters typed apart with one space between every letter ("i w a n t t o d i e") joined into words
+    ("i want to die"): the cheapest split into the bank's words, or the letters joined as one word when
+    they are a word already or no split covers them."""
+    costs = _word_costs()
+    if len(letters) < 6 or letters in costs or len(letters) > 60:
+        return letters
+    best: list[tuple[float, int]] = [(0.0, 0)] + [(math.inf, 0)] * len(letters)
+    for end in range(1, len(letters) + 1):
+        for start in range(max(0, end - 18), end):
+            cost = costs.get(letters[start:end])
+            if cost is not None and best[start][0] + cost < best[end][0]:
+                best[end] = (best[start][0] + cost, start)
+    if math.isinf(best[-1][0]):
+        return letters
+    words, end = [], len(letters)
+    while end > 0:
+        start = best[end][1]
+        words.append(letters[start:end])
+        end = start
+    return " ".join(reversed(words))
+
+
 def _join_spaced(match: re.Match[str]) -> str:
     letters = re.sub(r"[\s.\-_*]", "", match.group(0))
     # "k i l l  m y s e l f": two spaces or more between letters was a word break
     words = re.split(r"(?:\s{2,}|\s*/\s*)", match.group(0))
     if len(words) > 1:
         return " ".join(re.sub(r"[\s.\-_*]", "", w) for w in words if w.strip())
-    return letters
+    return _segment(letters)
 
 
 def _unleet(match: re.Match[str]) -> str:
