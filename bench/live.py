@@ -59,6 +59,8 @@ PLAN = (
     (10.0, None),
 )
 INTERRUPTION = 2  # the index (among the utterances) of the one said over the avatar's reply
+#: CPU seconds of the browser and the server while the page was watched (``run_page``)
+CPU_USED: dict[str, float] = {}
 GOALS = {"first_audio_median_s": 1.5, "barge_in_to_silence_s": 0.3, "false_barge_ins": 0, "turns_lost": 0}
 WATCH_JS = """() => {
   window.e3watch = [];
@@ -158,9 +160,72 @@ def _niced_chromium(folder: Path) -> str:
     return str(wrapper)
 
 
-def run_page(url: str, wav: Path, seconds: float) -> tuple[float, list[dict], float]:
+def _tree(root_pids: list[int]) -> list[int]:
+    """``root_pids`` and every process below them (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = set(root_pids), list(root_pids)
+    while frontier:
+        pid = frontier.pop()
+        children = [c for c, p in parents.items() if p == pid and c not in found]
+        found.update(children)
+        frontier.extend(children)
+    return sorted(found)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes ``pids`` (those still alive) and their finished children have used."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in fields[11:15]) / tick  # its own and its finished children's
+    return total
+
+
+def chromium_pids(wav: Path) -> list[int]:
+    """The browser playing ``wav`` as its microphone, with its renderers and helpers."""
+    roots = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if f"--use-file-for-fake-audio-capture={wav}".encode() in cmdline.read_bytes():
+                roots.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return _tree(roots)
+
+
+#: the page has been listening, its voice silent, for at least this many ms (``run_page``'s ``settle_s``)
+SETTLED_JS = """(quietMs) => {
+  const w = window.e3watch || [];
+  const box = document.querySelector('#live_state textarea');
+  const last = w.length ? w[w.length - 1] : null;
+  const h = window.e3rgVoice;
+  const held = !!(h && h.ear && h.ear.held);
+  return !!box && box.value === 'listening' && !held && (!last || performance.now() - last.t >= quietMs);
+}"""
+
+
+def run_page(url: str, wav: Path, seconds: float, *, server_pid: int | None = None,
+             settle_s: float | None = None, settle_limit_s: float = 30.0) -> tuple[float, list[dict], float]:
     """Open the page, start hands-free talk, watch for ``seconds``: the capture's start (the page's clock,
-    ms), the events, and the capture's start as a Unix time (s)."""
+    ms), the events, and the capture's start as a Unix time (s).
+
+    With ``settle_s`` it then watches on until nothing has changed on the page for ``settle_s`` while it
+    listens (no voice, no turn being made; at most ``settle_limit_s`` more), so that every turn the
+    microphone started is stored when it returns, however slow the machine.
+
+    With ``server_pid``, the CPU seconds the browser and the server used while the page was watched
+    are logged and kept in ``CPU_USED`` (the two share the machine's cores)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     from tests.app.browser_support import CHROMIUM_ARGS
@@ -180,7 +245,20 @@ def run_page(url: str, wav: Path, seconds: float) -> tuple[float, list[dict], fl
             page.evaluate(WATCH_JS)
             page.locator("#live_mic button", has_text="Record").first.click()
             page.wait_for_function("window.e3capture !== undefined", timeout=30_000)
+            browser_pids = chromium_pids(wav)
+            servers = _tree([server_pid]) if server_pid else []
+            before = (cpu_seconds(browser_pids), cpu_seconds(servers), time.perf_counter())
             page.wait_for_timeout(int(seconds * 1000))
+            if settle_s is not None:
+                try:
+                    page.wait_for_function(SETTLED_JS, arg=settle_s * 1000, timeout=settle_limit_s * 1000,
+                                           polling=100)
+                except PlaywrightTimeout:  # still busy: the caller judges what it watched
+                    pass
+            browser_pids = sorted(set(browser_pids) | set(chromium_pids(wav)))
+            CPU_USED.update(browser_cpu_s=round(cpu_seconds(browser_pids) - before[0], 1),
+                            server_cpu_s=round(cpu_seconds(sorted(set(servers) | set(_tree(servers[:1])))) - before[1], 1),
+                            watched_s=round(time.perf_counter() - before[2], 1))
             return (page.evaluate("window.e3capture"), page.evaluate("window.e3watch"),
                     page.evaluate("window.e3epoch") / 1000.0)
         finally:
@@ -293,7 +371,7 @@ def main() -> None:
     try:
         with wave.open(str(wav)) as w:
             seconds = w.getnframes() / w.getframerate() + 8.0
-        capture_ms, events, capture_epoch_s = run_page(server.url, wav, seconds)
+        capture_ms, events, capture_epoch_s = run_page(server.url, wav, seconds, server_pid=server.proc.pid)
     finally:
         server.stop()
     turns = stored_turns(server.data)
@@ -305,6 +383,7 @@ def main() -> None:
                     "load_average_1_5_15_after": [round(x, 2) for x in os.getloadavg()]},
         "understander": "app.py embedded defaults" if args.real else "tests/app/serve.py scripted test double",
         "plan": marks, "goals": GOALS, **figures,
+        "cpu_while_watched": dict(CPU_USED),
         "stored_turns": [{"user_text": t["user_text"], "reply": t["reply"],
                           "interrupted": t["details"].get("interrupted"),
                           "streamed": t["details"].get("streamed")} for t in turns],
@@ -315,7 +394,7 @@ def main() -> None:
     (args.out / name).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: report[k] for k in ("end_of_speech_to_first_audio_s", "end_of_speech_to_first_video_s",
                                              "barge_in_to_silence_s", "false_barge_ins", "page_false_stops",
-                                             "turns_lost",
+                                             "turns_lost", "cpu_while_watched",
                                              "turns_from_silence_noise_or_music")}, indent=2))
     if args.keep:
         print(f"kept {work}")
