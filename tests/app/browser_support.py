@@ -98,6 +98,7 @@ class AppServer:
         self.start_timeout_s = start_timeout_s
         self.proc: subprocess.Popen | None = None
         self._log_offset = 0
+        self._launched = 0.0
 
     def log_tail(self, n_lines: int = 40) -> str:
         try:
@@ -106,12 +107,24 @@ class AppServer:
             return ""
 
     def start(self) -> None:
+        """Start the server and wait until it listens."""
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the server without waiting for it (``wait_ready``), so a test makes its media meanwhile."""
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "tests.app.serve", "--port", str(self.port), "--data", str(self.data),
                  "--cache", str(self.cache), *self.args], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + self.start_timeout_s
+        self._launched = time.monotonic()
+
+    def wait_ready(self) -> None:
+        """Wait until the launched server listens (``start_timeout_s`` from its launch)."""
+        if self.proc is None:
+            raise RuntimeError("the app was not launched")
+        deadline = self._launched + self.start_timeout_s
         while time.monotonic() < deadline:
             with self.log_path.open("rb") as log:
                 log.seek(self._log_offset)
