@@ -257,8 +257,9 @@ def _talk_column(w: Widgets, handlers: PageHandlers) -> None:
                     "you talk over it. Headphones help; the browser cancels most of the avatar's own voice.")
         # a file, read by e3rg_core.live.chunks: Gradio's numpy reading trusts each piece's header, which is
         # the first piece's, and cut every piece the page had joined while the server was busy to that length
+        # no live waveform: drawing it took Chromium about a quarter of a core while it listened (0.97 -> 0.74)
         w.live_mic = gr.Audio(sources=["microphone"], streaming=True, type="filepath", label="Talk",
-                              elem_id="live_mic")
+                              elem_id="live_mic", waveform_options=gr.WaveformOptions(show_recording_waveform=False))
         w.live_status = gr.HTML(STATUS_TEXT["off"], elem_id="live_status")
         # set by the server (live_state) and the page's script (player_state); never shown
         w.live_state = gr.Textbox("off", elem_id="live_state", elem_classes=["e3rg-hidden"], show_label=False)

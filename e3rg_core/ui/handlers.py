@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
@@ -347,11 +349,18 @@ class PageHandlers:
         utterance = rooms.take(key, utterance_id)
         reply = room.begin_reply()
         room.busy += 1
+        began, decided, voiced = time.perf_counter(), None, None
         try:
             for view in self.turn(token, avatar_id, "", str(utterance.wav_path), None, login=login, stream=True,
                                   progress=progress, transcript=utterance.transcript, reply=reply):
+                if view.emotion is not None and decided is None:
+                    decided = time.perf_counter() - began
                 if view.live_audio:
                     room.add_piece(view.live_audio, view.reply_text)
+                    if voiced is None:  # where a hands-free turn's time goes (bench/live.py reads the log)
+                        voiced = time.perf_counter() - began
+                        logger.info("hands-free turn of %s: emotion decided %.2f s, first voice %.2f s after its "
+                                    "words were taken", utterance.wav_path.name, decided or 0.0, voiced)
                 if view.stored is not None:
                     room.stored = (view.stored.session_id, view.stored.turn_id)
                 yield view
@@ -374,7 +383,7 @@ class PageHandlers:
         avatar = self._avatar(token, avatar_id, login)
         if self.service.pipeline.listening_face(avatar.id, emotion, render=False) is None:
             threading.Thread(target=_quietly, args=(self.service.pipeline.listening_face, avatar.id, emotion),
-                             name="e3rg-listening-face", daemon=True).start()
+                             kwargs={"nice": 19}, name="e3rg-listening-face", daemon=True).start()
 
     def _avatar(self, token: Any, avatar_id: str | None, login: str) -> Profile:
         """The avatar ``avatar_id`` as the caller of ``token`` may use it."""
@@ -471,8 +480,18 @@ class PageHandlers:
                                                  session_id=event.session.id, turn_id=turn.id))
 
 
-def _quietly(fn: Callable[..., Any], *args: Any) -> None:
-    """Run background work whose failure only costs a nicety (it is logged)."""
+def _quietly(fn: Callable[..., Any], *args: Any, nice: int = 0) -> None:
+    """Run background work whose failure only costs a nicety (it is logged).
+
+    ``nice``: this thread's CPU priority (Linux; ffmpeg started from it inherits it). The listening
+    face is made as the person starts their next turn: at 19 it takes only what the listener,
+    Whisper and the LLM leave (at 0 its 1-1.7 s render overlapped the next turn's emotion decision).
+    """
+    if nice:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)  # on Linux, this thread alone
+        except (AttributeError, OSError):
+            pass
     try:
         fn(*args)
     except Exception:  # noqa: BLE001 - a listening face that cannot be made is not shown

@@ -179,3 +179,20 @@ def test_the_page_update_of_a_turn(handlers):
     end = _turn_update(w, views[-1])
     assert (end["text_in"], end["audio_in"], end["sid_store"]) == ("", None, views[-1].stored.token)
     assert _turn_update(w, replace(views[0], live_audio="piece.wav"))["live_audio"] == "piece.wav"
+
+
+def test_background_work_can_run_at_the_lowest_cpu_priority():
+    import os
+    import threading
+
+    from e3rg_core.ui.handlers import _quietly
+
+    seen = []
+
+    def work():
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    thread = threading.Thread(target=_quietly, args=(work,), kwargs={"nice": 19})
+    thread.start()
+    thread.join()
+    assert seen == [19] and os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) < 19  # the caller keeps its own
