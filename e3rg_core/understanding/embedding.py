@@ -289,12 +289,18 @@ def _loaded(model: str, device: str, cache_dir: str) -> SentenceEncoder:
     return SentenceEncoder(model, device=device, cache_dir=cache_dir)
 
 
+def merged_prototypes() -> dict[str, LabelPrototypes]:
+    """Each label's prototypes with its messages of ``emotion_utterances.json`` appended: what the
+    embedding voter learns from, in ``CANDIDATES`` order."""
+    extra = load_utterances()
+    return {label: replace(p, utterances=p.utterances + extra[label]) for label, p in load_prototypes().items()}
+
+
 def prototype_texts(prototypes: Mapping[str, LabelPrototypes] | None = None) -> list[str]:
-    """What the embedding voter embeds once: every label's utterances (the prototypes and
-    ``emotion_utterances.json``), label by label in ``CANDIDATES`` order, then each label's anchor."""
+    """What the embedding voter embeds once: every label's utterances (``merged_prototypes`` unless
+    given), label by label in ``CANDIDATES`` order, then each label's anchor."""
     if prototypes is None:
-        extra = load_utterances()
-        prototypes = {label: replace(p, utterances=p.utterances + extra[label]) for label, p in load_prototypes().items()}
+        prototypes = merged_prototypes()
     return ([u for label in CANDIDATES for u in prototypes[label].utterances]
             + [prototypes[label].anchor for label in CANDIDATES])
 
@@ -320,8 +326,7 @@ class EmbeddingClassifier:
             )
         self.encoder = sentence_encoder(model, device=device, cache_dir=cache_dir)
         np = self._np = self.encoder.np
-        extra = load_utterances()
-        prototypes = {label: replace(p, utterances=p.utterances + extra[label]) for label, p in load_prototypes().items()}
+        prototypes = merged_prototypes()
         self.labels = list(CANDIDATES)
         self.temperature = temperature
         self.anchor_weight = anchor_weight

@@ -154,3 +154,14 @@ def test_the_voter_embeds_the_canonical_message_once_for_the_risk_detector(clf):
     text = "ngl the new flat is SO quiet at night"
     clf.classify(UserTurn(text=text, history=(Utterance("speaker", "We moved on Friday."),)))
     assert canonical(text) in clf.encoder._kept and canonical("We moved on Friday.") in clf.encoder._kept
+
+
+def test_the_merged_prototypes_are_what_the_voter_embeds():
+    from e3rg_core.understanding.embedding import load_utterances, merged_prototypes, prototype_texts
+
+    merged, extra = merged_prototypes(), load_utterances()
+    for label, entry in load_prototypes().items():
+        assert merged[label].utterances == entry.utterances + extra[label] and merged[label].anchor == entry.anchor
+    assert prototype_texts() == prototype_texts(merged)
+    assert len(prototype_texts()) == sum(len(e.utterances) + 1 for e in merged.values())
+
