@@ -145,6 +145,11 @@ def question(user_text: str) -> str:
 _PREAMBLE = re.compile(r"(?:sorry if|sorry but|sorry,|i know|i mean|i guess|to be honest|the thing is)\b", re.IGNORECASE)
 
 
+# A part of a sentence that cannot stand alone ("When I got home, ...").
+_SUBORDINATE = re.compile(r"(?:when|if|after|before|although|though|because|since|while|as|once|until|unless|"
+                          r"whenever|even|despite|instead|apart|besides|like|with|without)\b", re.IGNORECASE)
+
+
 def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
     """The message's sentences in order (each with whether it was a whole sentence); a sentence longer
     than ``max_words`` gives its clauses instead. Questions are passed over."""
@@ -157,7 +162,13 @@ def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
                 # "Sorry if I'm not making sense, everything feels foggy": what follows the preamble
                 yield sentence.split(",", 1)[1].strip(), True
         else:
-            yield from ((clause.strip(" ,"), False) for clause in _CLAUSE.split(sentence))
+            clauses = [clause.strip(" ,") for clause in _CLAUSE.split(sentence)]
+            yield from ((clause, False) for clause in clauses)
+            head = sentence.split(", ", 1)[0]
+            if head != clauses[0] and not _SUBORDINATE.match(head):
+                # "I was told in my review that I'm 'not leadership material', two weeks after ...": the
+                # point comes before the first comma
+                yield head, False
 
 
 # A sentence about someone else that can be reported as theirs ("You said the other boy got nothing."):
@@ -177,6 +188,23 @@ _NAME_SUBJECT = re.compile(r"(?!(?:I|The|This|That|These|Those|It|Its|My|Our|You
 _WHEN = re.compile(r"(?:today|yesterday|tonight|this morning|last night|then|now),?\s+", re.IGNORECASE)
 
 
+# A quotation inside a sentence ("She texted me 'please just come'"): said back word for word, so only
+# one with nobody in it to turn ("'I'm fine'" said back as "'you're fine'" would change who spoke).
+_QUOTE_OPEN = re.compile(r"(?:^|(?<=\s))['‘“\"]")
+_QUOTED = re.compile(r"(?:^|(?<=\s))['‘“\"]([^'’”\"]+)['’”\"](?=[\s,.!?;:]|$)")
+
+
+def _quotes_kept(sentence: str) -> bool:
+    """Whether ``sentence`` can be said back with its quotations as they are: none, or each closed and
+    with no one in it ("I", "you") whose person would be muddled."""
+    if not _QUOTE_OPEN.search(sentence):
+        return True
+    inner = _QUOTED.findall(sentence)
+    rest = _QUOTED.sub("", sentence)
+    return bool(inner) and not _QUOTE_OPEN.search(rest) and not any(
+        has_first_person(q) or speaks_to_listener(q) for q in inner)
+
+
 def flipped(user_text: str, *, max_words: int = 17) -> str:
     """The first sentence of the message that can be said back to the person, turned to "you" ("Your
     card got declined on a first date."), or "" when none turns safely: sentences that are questions,
@@ -187,7 +215,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     third = []
     for first, whole in _candidates(user_text, max_words):
         words = first.split()
-        if not (3 if whole else 4) <= len(words) <= max_words or re.search(r"(?:^|\s)['‘“\"]", first):
+        if not (3 if whole else 4) <= len(words) <= max_words or not _quotes_kept(first):
             continue
         if speaks_to_listener(first):
             continue

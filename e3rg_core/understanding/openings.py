@@ -107,8 +107,10 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # is not left to write the whole reply ("Oleg recommended me" -> "Oleg is being very rude")
         return "glad" if said == "good" else None
     if fam in _GOOD_FAMILIES:
-        if said == "bad":
-            return None  # "Of course I was in the kitchen and missed it" is no achievement
+        if said == "bad" or said is None and all(_told(user_text)):
+            # "Of course I was in the kitchen and missed it" is no achievement; "the best boss I've ever
+            # had is leaving" is no news to be excited about
+            return None
         if said != "good" and any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:]):
             return None  # "I keep reaching for my phone to call her" after a death is not 'faithful'
         return fam
@@ -139,14 +141,14 @@ _BAD_WORDS = re.compile(
     r"hurt\w*|sick|ill|pain|argu\w*|snapped|shout\w*|yell\w*|lonely|ignor\w*|stuck|unfair|regret\w*|"
     r"sorry|guilty|ashamed|embarrass\w*|cringe|awkward|humiliat\w*|blank|shaking|panic\w*|stress\w*|"
     r"exhausted|tired|furious|angry|annoy\w*|upset|disappoint\w*|gutted|cancell?ed|complain\w*|"
-    r"warning|fined|left out|forgot|forgetting|struggl\w*|never again|ruin\w*|leaving|don't want)\b")
+    r"warning|fined|left out|forgot|forgetting|struggl\w*|never again|ruin\w*|leaving|don't want|"
+    r"on (?:my|our) own|by myself|(?:i|i'm|we|we're)\b[^.!?]{0,25}\balone)\b")
 _QUOTED = re.compile(r"(?:^|(?<=\s))['\"][^'\"]{1,80}['\"]")
 _NEGATED = re.compile(r"\b(?:not|never|no|isn't|wasn't|aren't|weren't|don't|didn't|hardly)\s+(?:\w+\s+)?$")
 
 
-def tone(user_text: str) -> str | None:
-    """"good" or "bad" when the message's own words say how things went and do not also say the
-    opposite, else ``None``. A good word negated ("not great") counts as bad."""
+def _told(user_text: str) -> tuple[int, int]:
+    """How many of the message's own words say it went well, and how many badly."""
     text = _QUOTED.sub(" ", canonical(user_text))  # 'brilliant initiative', quoted, is someone else's word
     good = bad = 0
     for match in _GOOD_WORDS.finditer(text):
@@ -154,7 +156,13 @@ def tone(user_text: str) -> str | None:
             bad += 1
         else:
             good += 1
-    bad += len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)
+    return good, bad + len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)
+
+
+def tone(user_text: str) -> str | None:
+    """"good" or "bad" when the message's own words say how things went and do not also say the
+    opposite, else ``None``. A good word negated ("not great") counts as bad."""
+    good, bad = _told(user_text)
     if good and not bad:
         return "good"
     if bad and not good:

@@ -56,6 +56,26 @@ def test_a_sentence_that_does_not_turn_safely_is_left(message):
     assert composer.flipped(message) == ""
 
 
+@pytest.mark.parametrize("message, said_back", [
+    ("She just texted me 'please come home'.", "She just texted you 'please come home'."),
+    ("i called my teacher 'mum' in class today. out loud", "You called your teacher 'mum' in class today."),
+    # the point before the first comma of a long sentence
+    ("I was told in my review that I'm 'not a team player', a week after coming back from sick leave, by "
+     "the manager who praised me last year.", "You were told in your review that you're 'not a team player'."),
+])
+def test_a_quotation_is_said_back_word_for_word(message, said_back):
+    assert composer.flipped(message) == said_back
+
+
+@pytest.mark.parametrize("message", [
+    "She texted me 'I'm fine, stop asking'.",  # "I" in the quote: turned, it would change who spoke
+    "He wrote 'you never listen' on the card.",  # "you" in the quote is not the avatar
+    "She just said 'come over and",  # a quotation left open
+])
+def test_a_quotation_with_someone_in_it_is_not_said_back(message):
+    assert "'" not in composer.flipped(message)
+
+
 def test_a_sentence_about_someone_else_is_reported_as_theirs():
     assert composer.flipped("The other boy got nothing.") == "You said the other boy got nothing."
     assert composer.restatement_ok("You said the other boy got nothing.", user_text="The other boy got nothing.",

@@ -100,6 +100,7 @@ def test_no_cheerful_opening_right_after_bad_news_in_the_conversation():
     ("My boss called it a 'brilliant idea' in front of everyone.", None),  # quoted words are not theirs
     ("Planted tomatoes this weekend.", None),
     ("Finally home, but I lost my keys on the way.", None),  # both
+    ("Spent my birthday on my own this year.", "bad"),
 ])
 def test_the_message_own_words_say_how_things_went(text, said):
     assert openings.tone(text) == said
@@ -110,6 +111,8 @@ def test_good_news_read_as_a_painful_feeling_gets_a_glad_opening_and_bad_news_no
     assert fam("He said he's recommended me for the role before he goes.", "contempt", "contempt") == "glad"
     assert fam("Of course I was in the kitchen and missed it.", "impressed", "happy") is None
     assert fam("I had my first conversation in Japanese today.", "impressed", "happy") == "impressed"
+    # good and bad words both: no cheer, whatever the vote read
+    assert fam("My coach, the best I've ever had, is leaving in June.", "hopeful", "happy") is None
     for opening in openings.BANK["glad"]:
         assert not DETECTORS["tone_mismatch"](opening, ReplyContext("x", news="good"))
 
