@@ -6,7 +6,7 @@ Examples are from bench/data/safety_dev.jsonl or written here; the held-out set 
 import pytest
 
 from e3rg_core.errors import ConfigError
-from e3rg_core.types import RiskAssessment
+from e3rg_core.types import RiskAssessment, Utterance
 from e3rg_core.understanding.safety import canonical, check, crisis_sentences, distressed, safe_reply
 from e3rg_core.understanding.safety import patterns
 from e3rg_core.understanding.safety.response import DEFAULT_RESOURCES, asked_recently, reflect, specific
@@ -231,6 +231,24 @@ def test_meaning_alone_needs_the_probe_for_the_crisis_response(probe_side, expec
     score = detector.meaning.score_many([canonical(text)])[0]
     assert (score.probe >= 0.55) == (expected == "crisis")
     assert detector.assess(text).level == expected
+
+
+@pytest.mark.parametrize("together, expected", [
+    ((0.2, 0.6), "check"),  # the conversation read as a whole is far from risk: ask, not the crisis response
+    ((0.6, 0.3), "crisis"),  # ... near it: the crisis response
+])
+def test_meaning_alone_read_with_a_conversation_that_explains_it_asks(together, expected):
+    from e3rg_core.understanding.safety import RiskDetector
+    from e3rg_core.understanding.safety.meaning import Bank, MeaningScorer
+
+    earlier, listener, text = "back in bed with a fever again", "I see. Tell me more?", "i'm so tired of being tired"
+    encoder = AxisEncoder({text: (0.6, 0.3), earlier: (0.1, 0.5), f"{earlier} {canonical(listener)} {text}": together})
+    detector = RiskDetector()
+    detector.meaning = MeaningScorer(encoder, bank=Bank(risk=tuple(("passive_ideation", f"risk {i}") for i in range(3)),
+                                                        safe=tuple(("everyday", f"safe {i}") for i in range(3))))
+    history = (Utterance("speaker", earlier), Utterance("listener", listener))
+    assert detector.assess(text).level == "crisis"  # alone
+    assert detector.assess(text, history).level == expected
 
 
 def _axis_scorer(places: dict[str, tuple[float, float]]):

@@ -288,12 +288,22 @@ class RiskDetector:
         # patterns alone: hyperbole more often than not, but masked pain sometimes, so the avatar asks
         # directly (a check-in) rather than answering with the crisis response or letting it pass.
         joking = sources == ["patterns"] and "light" in cues(current) and not context and not _EARNEST.search(current)
+        # Meaning alone read risk in the message, but read with the speaker's lines before it (none of which
+        # signalled risk) it is not near risk: the conversation may explain it ("back in bed with a fever" /
+        # "I'm so tired of being tired"), or not. The avatar asks (a check-in) rather than answering with
+        # the crisis response.
+        explained = False
+        if sources == ["meaning"] and earlier and not context:
+            score({"explained": " ".join(earlier[-2:] + ([canonical(last_listener)] if last_listener else []) + [current])})
+            explained = not self._meaning_says(scores.get("explained"), margin=t.check_margin, sim=t.check_sim)
+        joking = joking or explained
         if sources and not joking:
             category = found.category if found is not None else (own.category if own is not None else "unspecified")
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
             level = "crisis"
         elif joking:
-            category, evidence, level = found.category, found.matched, "check"
+            category, evidence, level = (found.category, found.matched, "check") if found is not None else (
+                own.category, own.nearest, "check")
         # A question about the avatar says nothing of the writer: meaning alone asks about safety only as
         # near risk as the crisis response needs, not from the check-in band ("do you believe in bucket lists?")
         elif (listener_question or not short and self._meaning_says(
