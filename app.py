@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
             return
         service = ChatService(config)
         if not args.no_warm_up:
-            logging.getLogger("e3rg").info("loading the models (about 10 s; --no-warm-up skips this)")
+            logging.getLogger("e3rg").info("loading the models and understanding one turn (about 15 s; --no-warm-up skips this)")
             logging.getLogger("e3rg").info("models loaded in %s s", service.pipeline.warm_up())
     except E3rgError as exc:
         sys.exit(f"e3rg cannot start: {exc}")
