@@ -171,8 +171,8 @@ class Stages:
         """The avatar a turn is with: ``avatar_id``, or the library's default."""
         return self.library.get(avatar_id) if avatar_id else self.library.default()
 
-    def warm_up(self, avatar_id: str | None = None) -> dict[str, float]:
-        """Load every model the default turn needs and understand one turn; seconds per stage."""
+    def warm_up(self, avatar_id: str | None = None, *, first_turn: bool = True) -> dict[str, float]:
+        """Load every model the default turn needs and (``first_turn``) understand one turn; seconds per stage."""
         timings = {}
         # Whisper before the LLM: with CTranslate2 loaded after llama.cpp, llama.cpp decodes a quarter
         # slower on 2 cores (7.8 against 10.4 tokens/s, measured); loaded before, it costs nothing
@@ -187,6 +187,8 @@ class Stages:
         # not pay for what a model does only once: llama.cpp reads the fixed part of its prompts and pages
         # its weights in, the sentence encoders run for the first time. Measured (bench/turn.py, cold_start):
         # the first turn's understanding took 3.9 s against 0.7 s for the turns after it.
+        if not first_turn:
+            return timings
         start = time.perf_counter()
         heard = Heard(text=WARM_UP_TEXT, input_kind="text")
         for _ in self.write(self.decide(heard, TurnRequest(text=WARM_UP_TEXT))):

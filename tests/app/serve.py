@@ -88,7 +88,8 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     demo, launch, service = build(args.data, args.cache, real=args.real, auth=args.auth, shared=args.shared)
-    service.pipeline.warm_up()
+    # a scripted understander gains nothing from a warmed-up turn; --real warms one as the app does
+    service.pipeline.warm_up(first_turn=args.real)
     launch.update(server_name="127.0.0.1", server_port=args.port, quiet=True)
     demo.launch(prevent_thread_lock=True, **launch)
     print(f"READY http://127.0.0.1:{args.port}/", flush=True)
