@@ -296,14 +296,14 @@ class RiskDetector:
         if sources == ["meaning"] and earlier and not context:
             score({"explained": " ".join(earlier[-2:] + ([canonical(last_listener)] if last_listener else []) + [current])})
             explained = not self._meaning_says(scores.get("explained"), margin=t.check_margin, sim=t.check_sim)
-        joking = joking or explained
-        if sources and not joking:
+        if sources and not (joking or explained):
             category = found.category if found is not None else (own.category if own is not None else "unspecified")
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
             level = "crisis"
         elif joking:
-            category, evidence, level = (found.category, found.matched, "check") if found is not None else (
-                own.category, own.nearest, "check")
+            category, evidence, level = found.category, found.matched, "check"
+        elif explained:
+            category, evidence, level = own.category, own.nearest, "check"
         # A question about the avatar says nothing of the writer: meaning alone asks about safety only as
         # near risk as the crisis response needs, not from the check-in band ("do you believe in bucket lists?")
         elif (listener_question or not short and self._meaning_says(

@@ -15,16 +15,15 @@ The detector's thresholds read one ``score``: the margin moved by ``PROBE_WEIGHT
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Sequence
 
 from e3rg_core.errors import ConfigError
+from e3rg_core.understanding.safety.bank import bank_tables
 from e3rg_core.understanding.safety.text import canonical
 
 KEPT_SCORES = 2048  # texts whose scores a scorer keeps (the latest)
@@ -49,12 +48,7 @@ def load_bank() -> Bank:
     from e3rg_core.understanding.embedding import load_prototypes
     from e3rg_core.understanding.prompts import example_pool
 
-    raw = json.loads(resources.files("e3rg_core.understanding").joinpath("data/risk_bank.json").read_text("utf-8"))
-    try:
-        risk = tuple((c, t) for c, items in raw["risk"].items() for t in items)
-        safe = tuple((c, t) for c, items in raw["safe"].items() for t in items)
-    except (KeyError, AttributeError) as exc:
-        raise ConfigError("risk_bank.json needs 'risk' and 'safe' tables of category -> expressions") from exc
+    risk, safe = bank_tables()
     ordinary = [u for entry in load_prototypes().values() for u in entry.utterances] + [e.text for e in example_pool()]
     safe += tuple(("ordinary", t) for t in ordinary)
     if not risk or not safe:

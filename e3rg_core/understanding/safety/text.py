@@ -8,13 +8,13 @@ Numbers that stand alone ("30 pills") are left as they are.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
-from importlib import resources
+
+from e3rg_core.understanding.safety.bank import bank_tables
 
 MAX_CHARS = 20_000  # longer text is cut: detection reads the start and the end (see ``clip``)
 
@@ -84,9 +84,7 @@ def clip(text: str) -> str:
 def _word_costs() -> dict[str, float]:
     """Each word of the risk bank (both sides: the words people use about risk and its look-alikes) with
     its cost, -log of its share of the bank's words: what ``_segment`` splits joined letters into."""
-    raw = json.loads(resources.files("e3rg_core.understanding").joinpath("data/risk_bank.json").read_text("utf-8"))
-    counts = Counter(word for side in ("risk", "safe") for lines in raw.get(side, {}).values() for line in lines
-                     for word in re.findall(r"[a-z]+", line.lower()))
+    counts = Counter(word for table in bank_tables() for _, line in table for word in re.findall(r"[a-z]+", line.lower()))
     total = sum(counts.values())
     return {word: math.log(total / n) for word, n in counts.items() if len(word) > 1 or word in ("i", "a")}
 

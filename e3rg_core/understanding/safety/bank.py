@@ -1,0 +1,25 @@
+"""``risk_bank.json`` read once: the expressions of risk and their look-alikes, by category.
+
+Read by the meaning layer (``meaning.load_bank``, which adds the ordinary messages) and by ``text``
+(the words that spaced-out letters are split into).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+from e3rg_core.errors import ConfigError
+
+
+@lru_cache(maxsize=1)
+def bank_tables() -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The file's (category, expression) pairs: risk, then safe, in file order."""
+    raw = json.loads(resources.files("e3rg_core.understanding").joinpath("data/risk_bank.json").read_text("utf-8"))
+    try:
+        risk = tuple((c, t) for c, items in raw["risk"].items() for t in items)
+        safe = tuple((c, t) for c, items in raw["safe"].items() for t in items)
+    except (KeyError, AttributeError) as exc:
+        raise ConfigError("risk_bank.json needs 'risk' and 'safe' tables of category -> expressions") from exc
+    return risk, safe
