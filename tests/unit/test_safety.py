@@ -403,3 +403,28 @@ def test_an_answer_to_any_question_about_suicide_is_read_with_it(question, answe
 
     history = (Utterance("speaker", "bad night"), Utterance("listener", question))
     assert RiskDetector(None).assess(answer, history).level == expected
+
+
+@pytest.mark.parametrize("text", [
+    "The scan came back clear!!! I'm cancer free",
+    "the biopsy came back benign, I can breathe again",
+    "Mum is in remission after two years of treatment.",
+    "Finished chemo today and rang the bell!",
+])
+def test_feared_news_that_turned_out_well_is_not_bad_news(text):
+    from e3rg_core.understanding.safety.guard import good_outcome, names_bad_news
+
+    assert good_outcome(text) and not names_bad_news(text)
+    assert not distressed(text, "happy", NONE)
+    assert check("That's wonderful news!", user_text=text, coarse="happy", risk=NONE).ok
+
+
+@pytest.mark.parametrize("text", [
+    "They found a lump and want to do a biopsy.",
+    "The scan came back clear but they found a tumour in my liver.",
+    "My dad has cancer.",
+])
+def test_bad_news_beside_a_good_result_is_still_bad_news(text):
+    from e3rg_core.understanding.safety.guard import names_bad_news
+
+    assert names_bad_news(text) and distressed(text, "happy", NONE)

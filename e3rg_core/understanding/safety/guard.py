@@ -27,6 +27,16 @@ _BAD_NEWS = re.compile(
     r"bankrupt|robbed|mugged|assault\w*|abus\w*|bullied|harass\w*|hopeless|worthless|heartbroken|devastated|"
     r"grieving|mourning)\b"
 )
+# Bad news that turned out well: "the scan came back clear", "I'm cancer free", "it was benign". Said, it
+# is good news, and the bad-news words in it are not read as bad news.
+_RESOLVED = re.compile(
+    r"\b(?:cancer|tumou?r|disease)[- ]free\b|\b(?:biopsy|scans?|tests?|results?|lump|mammogram|bloods?|smear|"
+    r"x-?ray|mri|ct)\b[^.?!]{0,30}?\b(?:came back |come back |was |were |is |are |all )?(?:clear|negative|benign|"
+    r"fine|normal|nothing serious|nothing to worry about|all good)\b|\ball clear\b|\bin remission\b|"
+    r"\bnot (?:cancer\w*|a tumou?r|malignant)\b|\bno (?:sign of |signs of |trace of )?(?:cancer|tumou?r)\b|\bbenign\b|"
+    r"\bbeat (?:cancer|it)\b|\bcancer survivor\b|\bfinished (?:chemo|chemotherapy|radiotherapy|radiation|treatment)\b|"
+    r"\brang the bell\b"
+)
 # Weaker signs, trusted only when the emotion vote did not read joy or surprise.
 _BAD_NEWS_WEAK = re.compile(
     r"\b(?:dying|dead|grave|hospital|debt|stolen|accident|crash\w*|injur\w*|failed|rejected|lonely|alone|scared|"
@@ -71,15 +81,26 @@ class Verdict:
     reason: str = ""  # "affirms_harm" or "cheerful_to_distress" when not ok
 
 
+def _bad_news(heard: str) -> bool:
+    """``heard`` (canonical) names bad news that did not turn out well."""
+    return _BAD_NEWS.search(_RESOLVED.sub(" ", heard)) is not None
+
+
 def _distressed(heard: str, coarse: str, risk: RiskAssessment) -> bool:
-    if coarse in _NEGATIVE_CLASSES or risk.level != "none" or _BAD_NEWS.search(heard):
+    if coarse in _NEGATIVE_CLASSES or risk.level != "none" or _bad_news(heard):
         return True
-    return coarse not in ("happy", "surprised") and _BAD_NEWS_WEAK.search(heard) is not None
+    return coarse not in ("happy", "surprised") and _BAD_NEWS_WEAK.search(_RESOLVED.sub(" ", heard)) is not None
 
 
 def names_bad_news(user_text: str) -> bool:
-    """The message names plain bad news (a death, a diagnosis, a job lost), not only a hard feeling."""
-    return _BAD_NEWS.search(canonical(user_text)) is not None
+    """The message names plain bad news (a death, a diagnosis, a job lost), not only a hard feeling, and
+    not news that turned out well ("the biopsy came back benign")."""
+    return _bad_news(canonical(user_text))
+
+
+def good_outcome(user_text: str) -> bool:
+    """The message says that feared news turned out well ("I'm cancer free", "the scan came back clear")."""
+    return _RESOLVED.search(canonical(user_text)) is not None
 
 
 def distressed(user_text: str, coarse: str, risk: RiskAssessment) -> bool:
