@@ -76,7 +76,7 @@ RiskLevel = Literal["none", "care", "check", "crisis"]
 
 @dataclass(frozen=True)
 class RiskAssessment:
-    """The safety check of a user's turn: does it signal a risk of suicide or self-harm?
+    """The safety check of a user's turn: does it signal a risk of suicide or self-harm, or harm done to the writer?
 
     ``level`` is "crisis" (this message signals risk), "check" (it may: the avatar replies calmly and
     asks gently about their safety), "care" (an earlier message of the conversation did, and the
@@ -89,11 +89,15 @@ class RiskAssessment:
     evidence: str = ""  # the matched words, or the nearest expression of risk
     score: float = 0.0  # the strongest part's score (patterns 1.0, meaning margin, judge probability)
     judged: float | None = None  # the LLM judge's probability, when it was asked
+    # Harm done to the writer by someone else ("physical", "assault", "sexual", "threat", "control";
+    # ``safety.harm``): also a "crisis", answered with the harm response (with the question about suicide
+    # as well when ``category`` is a risk category, i.e. the message also came near that).
+    harm: str = ""
 
     def as_dict(self) -> dict[str, object]:
         """The assessment as plain JSON values (sessions, exports, the API)."""
         return {"level": self.level, "category": self.category, "sources": list(self.sources),
-                "evidence": self.evidence, "score": self.score, "judged": self.judged}
+                "evidence": self.evidence, "score": self.score, "judged": self.judged, "harm": self.harm}
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from e3rg_core.types import RiskAssessment, Utterance
-from e3rg_core.understanding.safety import patterns
+from e3rg_core.understanding.safety import harm, patterns
 from e3rg_core.understanding.safety.meaning import JointScorer, MeaningScore, MeaningScorer
 from e3rg_core.understanding.safety.response import asked_recently
 from e3rg_core.understanding.safety.text import canonical
@@ -317,5 +317,20 @@ class RiskDetector:
             category, evidence, level = "", "", "none"
         score = max([own.score if own is not None else -1.0, judged if judged is not None else -1.0,
                      1.0 if found is not None else -1.0])
+        # Harm done to the writer by someone else: the harm response (with the question about suicide too
+        # when the message came near that), unless a suicide crisis response is due, or the avatar gave the
+        # harm response in one of its last three replies (then it stays caring instead of repeating it).
+        hurt = harm.disclosed(current) if "patterns" in parts else None
+        if hurt is not None and level != "crisis":
+            listener = [u.text for u in history if u.role == "listener"]
+            if harm.answered_recently(listener):
+                level = "care" if level == "none" else level
+                category = category or "harm"
+            else:
+                category = category if level == "check" else "harm"
+                level, evidence = "crisis", hurt.matched
+                sources.append("harm")
+            return RiskAssessment(level=level, category=category, sources=tuple(sources), evidence=evidence[:120],
+                                  score=round(float(max(score, 1.0)), 4), judged=judged, harm=hurt.kind)
         return RiskAssessment(level=level, category=category, sources=tuple(sources), evidence=evidence[:120],
                               score=round(float(score), 4), judged=judged)

@@ -1,0 +1,187 @@
+"""Harm done to the writer by another person: a disclosure of abuse, assault or threats.
+
+"My husband hit me again last night" is not a risk of suicide, but it is a safety matter, and the
+reply a chat model writes to it ("That sounds so frustrating") can fail the person badly. A caring
+listener believes them, says it is not their fault, asks whether they are safe now and says where
+help is, without telling them what to do. ``disclosed`` finds such a disclosure on the ``canonical``
+text; ``harm_sentences`` is the avatar's answer, written from parts like the crisis response.
+
+The patterns are precise rather than complete, like the risk patterns: the writer is the one harmed
+("... hit me", "I was raped", "he threatened to kill me", "he won't let me see my friends"), by a
+person, not in a game, a sport, a joke or a denial ("he would never hit me").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from e3rg_core.understanding.safety.text import canonical
+
+# Who harms: a person close to the writer, or anyone named as a person.
+_CLOSE = (r"husband|wife|partner|boyfriend|girlfriend|bf|gf|fianc[eé]e?|ex|ex-?husband|ex-?wife|ex-?partner|"
+          r"ex-?boyfriend|ex-?girlfriend|dad|father|mum|mom|mother|stepdad|stepfather|step-?dad|stepmum|stepmom|"
+          r"stepmother|parents|brother|sister|stepbrother|uncle|aunt|grandfather|grandad|grandpa|cousin|son|"
+          r"daughter|carer|caregiver|husband's \w+|wife's \w+|mother-in-law|father-in-law|boss|teacher|coach|"
+          r"landlord|flatmate|roommate|neighbou?r|manager|pastor|priest")
+_AGENT = (rf"(?:he|she|they|(?:(?:my|her|his|our|the) )?(?:{_CLOSE})|(?:a|some|this|that|the) (?:man|guy|woman|stranger|bloke|lad|group|"
+          r"gang|teacher|coach|customer|patient|driver)|someone|somebody|people at \w+)")
+# What they did to the writer. "kicked me out", "pushed me to", "beat me at chess" and "grabbed me a coffee"
+# are other things (excluded below).
+_PHYSICAL = (r"hit|hits|hitting|slap|slapped|slaps|slapping|punch|punched|punches|punching|kick|kicked|kicks|"
+             r"kicking|beat|beats|beating|choke|choked|chokes|choking|strangle|strangled|strangles|strangling|shove|"
+             r"shoved|shoves|shoving|push|pushed|pushes|grab|grabbed|grabs|drag|dragged|drags|"
+             r"(?:throw|threw|throws) (?:\w+ ){1,3}at|smack|smacked|smacks|headbutted|burn|burned|burnt|stab|stabbed|"
+             r"attack|attacked|attacks|assault|assaulted|assaults|abuse|abused|abuses|abusing|hurt|hurts|hurting|bruised")
+_SEXUAL = (r"rape|raped|rapes|raping|molest|molested|molests|molesting|groped|gropes|sexually (?:assaulted|abused|harassed)|"
+           r"forced himself on|forced herself on|forces himself on|drugged|spiked")
+_GAP = r"(?: (?:always|still|just|even|also|sometimes|often|again|keeps?|kept|has|had|'s|has been|have been|would|used to|started|then))*"
+_NEGATION = re.compile(r"\b(?:never|not|n't|didn't|doesn't|don't|wouldn't|won't|hasn't|hadn't|isn't|wasn't|no one|nobody)\b|n't\b")
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p)) for kind, p in (
+    ("sexual", rf"\b{_AGENT}{_GAP} (?:{_SEXUAL}) me\b"),
+    ("sexual", r"\bi (?:was|got|have been|'?ve been|am being|'?m being|keep getting|had been) (?:raped|molested|groped|"
+               r"sexually (?:assaulted|abused|harassed)|drugged|spiked)\b"),
+    ("sexual", rf"\b{_AGENT}{_GAP} (?:touched|touches|touching) me (?:inappropriately|without|when i|while i|at night|"
+               r"in my sleep|down there|there|where)\b"),
+    ("sexual", r"\b(?:made|makes|forced|forces|forcing) me (?:to )?(?:have sex|do sexual|do things i didn'?t want|"
+               r"sleep with him|sleep with her)\b"),
+    ("physical", rf"\b{_AGENT}{_GAP} (?:{_PHYSICAL}) me\b(?! (?:up|back|(?:so |too )?hard(?! against| into| onto| down| in the)|to (?:do|be|try|go|get|apply|finish|"
+                 r"study|work|keep)|into (?:applying|doing|trying|going|buying)|a |an |some |the |with (?:an? idea|"
+                 r"a question|the news|facts|questions)|at |in (?:chess|tennis|the race|the final)|emotionally|"
+                 r"(?:so )?(?:much|deeply|badly) (?:by|with|when) (?:what|saying|his words|her words)))"),
+    ("physical", r"\bi (?:was|got|have been|'?ve been|am being|'?m being|keep getting) (?:beaten(?: up)?|attacked|"
+                 r"assaulted|stabbed|mugged|strangled|choked|punched|jumped|abused|physically abused)\b"
+                 r"(?! (?:by (?:a |the )?(?:dog|bees?|wasps?|mosquito\w*|car|ball|wave|flu|virus|bug|cold))|"
+                 r"(?:at|in) (?:chess|tennis|the race|the final|the game))"),
+    ("physical", r"\b(?:someone|somebody|a (?:man|guy|stranger)|he|she|they) (?:spiked|put something in) my drinks?\b"
+                 r"|\bmy drinks? (?:was|got) spiked\b"),
+    ("physical", r"\b(?:black eye|bruises|split lip|broke my (?:arm|wrist|nose|rib|ribs|jaw))\b[^.?!]{0,30}\b(?:he|she|"
+                 r"my (?:husband|wife|partner|boyfriend|girlfriend|bf|gf|dad|father|mum|mom|mother|stepdad))\b"),
+    ("threat", rf"\b{_AGENT}{_GAP} (?:threatened|threatens|threatening|said (?:he|she|they)'?d|says (?:he|she|they)'?ll|"
+               r"swore (?:he|she|they)'?d) (?:to )?(?:kill|hurt|hit|beat|"
+               r"stab|shoot|strangle|burn|rape) me\b"),
+    ("threat", rf"\b(?:scared|afraid|terrified|frightened|worried)(?: that| of what)? {_AGENT} (?:will|'?ll|would|"
+               r"might|is going to|'?s going to|gonna|could) (?:hurt|hit|kill|beat|attack|rape|do something to) me\b"),
+    ("threat", rf"\b(?:i'?m|i am|im) (?:scared|afraid|terrified|frightened) (?:of|to go home to) my (?:{_CLOSE})\b"),
+    ("control", r"\b(?:he|she|my (?:husband|wife|partner|boyfriend|girlfriend|bf|gf|fianc[eé]e?))(?: \w+)? (?:won'?t|"
+                r"doesn'?t|does not|will not|never) let(?:s)? me (?:leave|go out|see (?:my )?(?:friends|family|mum|mom|"
+                r"parents|sister|brother)|have (?:my own )?(?:money|a phone|my phone|a bank account|my passport)|"
+                r"talk to (?:anyone|my friends|my family)|work)\b"),
+    ("control", rf"\b{_AGENT}{_GAP} (?:locks|locked|lock) me (?:in|out of the house|up)\b"),
+    ("control", r"\b(?:he|she|my (?:husband|wife|partner|boyfriend|girlfriend|bf|gf))(?: \w+)? (?:takes|took|keeps|"
+                r"kept|hides|hid) my (?:phone|keys|passport|bank card|money|wages|car keys)\b[^.?!]{0,40}\b(?:so i "
+                r"can'?t|away|from me|every|whenever|when i)\b"),
+))
+
+# Not harm: a game, a sport or a joke ("my brother beat me at chess", "she hit me with a snowball lol").
+_PLAY = re.compile(
+    r"\b(?:chess|tennis|football|soccer|rugby|hockey|basketball|boxing|sparring|spar|karate|judo|taekwondo|mma|"
+    r"wrestling|training|match|race|game|games|video game|fortnite|minecraft|cards|scrabble|monopoly|quiz|golf|"
+    r"snowball|pillow|water balloon|tag|dodgeball|nerf|paintball|laser tag|arm wrestl\w*|thumb war|tickl\w*|"
+    r"rehearsal|play|the scene|stage|character|novel|story|film|movie|book|dream|dreamt|dreamed|nightmare|"
+    r"baby|toddler|puppy|kitten|dog|cat|horse|little (?:brother|sister|cousin|one)|in (?:his|her|their) sleep)\b|\b(?:lol|lmao|haha\w*|jk|kidding)\b|\U0001f602|\U0001f923")
+# ... unless it says it is meant
+_EARNEST = re.compile(r"\b(?:not (?:joking|kidding)|no joke|i mean it|for real|seriously|really hurt|bruise\w*|bleed\w*)\b")
+_CLAUSE = re.compile(r"[.!?;\n]+|,\s*(?:but|and then|so)\b")
+# The one who did it is someone the writer lives or deals with (a partner, family, "he"): domestic abuse.
+_KNOWN = re.compile(rf"\b(?:he|she|they|{_CLOSE})\b")
+
+
+@dataclass(frozen=True)
+class HarmMatch:
+    kind: str  # "physical" (by someone close), "assault" (by a stranger), "sexual", "threat" or "control"
+    matched: str  # the words that matched
+
+
+def disclosed(text: str) -> HarmMatch | None:
+    """The first disclosure in ``text`` (already ``canonical``) that another person harms, threatens or
+    controls the writer, or ``None``."""
+    for clause in _CLAUSE.split(text):
+        clause = clause.strip()
+        if not clause:
+            continue
+        for kind, pattern in _PATTERNS:
+            found = pattern.search(clause)
+            if found is None:
+                continue
+            if kind != "control" and _NEGATION.search(found.group(0)):
+                continue  # "he would never hit me", "she didn't hurt me"
+            if kind in ("physical", "threat") and _PLAY.search(clause) and not _EARNEST.search(clause):
+                continue
+            if kind == "physical" and re.search(r"\bkick\w* me out\b", clause):
+                continue  # thrown out of home: a hard thing, but not violence
+            if kind == "physical" and re.search(r"\bbeats? me to\b", clause[found.start():found.end() + 4]):
+                continue  # "someone beat me to it"
+            if kind == "physical" and re.search(r"\bhurt(?:s|ing)? me\b", found.group(0)) and not re.search(
+                    r"\b(?:physically|bruise\w*|bleed\w*|hit|kick\w*|punch\w*|slap\w*|again|every time|when (?:he|she) "
+                    r"drinks|drunk)\b", clause):
+                continue  # "he hurt me when he left" is a heartbreak, said in the same words
+            if kind == "physical" and not _KNOWN.search(found.group(0)):
+                kind = "assault"  # by a stranger, or not said by whom: no domestic abuse line
+            return HarmMatch(kind, found.group(0))
+    return None
+
+
+def harm_of(text: str) -> HarmMatch | None:
+    """``disclosed`` on raw text."""
+    return disclosed(canonical(text))
+
+
+#: Where help is, by kind of harm (said at the end of the answer; ``[safety]`` resources localise the
+#: suicide line only).
+RESOURCES = {
+    "sexual": ("If you're in danger right now, please call your local emergency number. You can talk to someone "
+               "at any hour: in the US call RAINN on 1-800-656-4673, in England and Wales Rape Crisis on "
+               "0808 500 2222, or find support near you at findahelpline.com."),
+    "assault": ("If you're hurt or in danger right now, please call your local emergency number. You can find "
+                "support near you at findahelpline.com."),
+    "abuse": ("If you're in danger right now, please call your local emergency number. You can talk to someone "
+              "in confidence: in the US call the National Domestic Violence Hotline on 1-800-799-7233, in the UK "
+              "the National Domestic Abuse Helpline on 0808 2000 247, or find a service near you at "
+              "findahelpline.com."),
+}
+_OPENINGS = {
+    "physical": ("I'm so sorry. Nobody has the right to hurt you, and it is not your fault.",
+                 "I'm really sorry that's happening to you. You don't deserve to be hurt, and it isn't your fault."),
+    "assault": ("I'm so sorry. That must have been frightening, and none of it is your fault.",
+                "I'm really sorry that happened to you. Nobody had the right to hurt you."),
+    "sexual": ("I'm so sorry that happened to you. It was not your fault, and I'm glad you told me.",
+               "Thank you for trusting me with this. What happened to you is not your fault."),
+    "threat": ("That sounds frightening, and your fear makes sense. You deserve to feel safe.",
+               "I'm so sorry. Being threatened like that is frightening, and it is not your fault."),
+    "control": ("That isn't okay, and it isn't your fault. You deserve to see the people you love and make your own choices.",
+                "I'm sorry. Being kept from your own life like that is a kind of harm, and it isn't your fault."),
+}
+_ASK = {
+    "physical": ("Are you safe right now, and are you hurt?", "Are you somewhere safe right now?"),
+    "assault": ("Are you safe right now, and are you hurt?", "Are you somewhere safe now, and has anyone looked after you?"),
+    "sexual": ("Are you safe right now, and is there someone you trust who can be with you?",
+               "Are you somewhere safe right now?"),
+    "threat": ("Are you safe right now?", "Are you somewhere safe right now, away from them?"),
+    "control": ("Do you feel safe at home?", "Are you safe where you are right now?"),
+}
+_END = ("I'm here, and we can take this one step at a time.",
+        "Whatever you decide to do, I'm here to listen.")
+
+
+def harm_sentences(text: str, kind: str, *, check_in: str = "") -> list[str]:
+    """The avatar's answer to a disclosure of ``kind`` in ``text``, one spoken piece at a time; ``check_in``
+    (the question about suicide, when the message also came near that) is asked before the end."""
+    if kind not in _OPENINGS:
+        raise ValueError(f"unknown kind of harm {kind!r}; one of {', '.join(_OPENINGS)}")
+    pick = int.from_bytes(hashlib.sha256(text.encode("utf-8", "replace")).digest()[:4], "big")
+    resources = RESOURCES[kind if kind in RESOURCES else "abuse"]
+    parts = [_OPENINGS[kind][pick % 2], _ASK[kind][(pick // 2) % 2], resources]
+    if check_in:
+        parts.append(check_in)
+    parts.append(_END[(pick // 4) % 2])
+    return parts
+
+
+def answered_recently(listener_lines: list[str], *, turns: int = 3) -> bool:
+    """One of the avatar's last ``turns`` replies was this answer (its help lines): the next message about
+    it gets a calm reply, not the same paragraph again."""
+    marks = ("1-800-799-7233", "1-800-656-4673", "If you're hurt or in danger right now")
+    return any(mark in line for line in listener_lines[-turns:] for mark in marks)
