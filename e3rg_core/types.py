@@ -89,15 +89,18 @@ class RiskAssessment:
     evidence: str = ""  # the matched words, or the nearest expression of risk
     score: float = 0.0  # the strongest part's score (patterns 1.0, meaning margin, judge probability)
     judged: float | None = None  # the LLM judge's probability, when it was asked
-    # Harm done to the writer by someone else ("physical", "assault", "sexual", "threat", "control";
-    # ``safety.harm``): also a "crisis", answered with the harm response (with the question about suicide
-    # as well when ``category`` is a risk category, i.e. the message also came near that).
-    harm: str = ""
+    # An urgent situation other than a risk of suicide, found by the patterns: harm done to the writer by
+    # someone else ("physical", "assault", "sexual", "threat", "control"; ``safety.harm``, source "harm") or
+    # an emergency of the body now ("medical", "someone", "panic"; ``safety.medical``, source "medical").
+    # Also a "crisis", answered with its own response (with the question about suicide as well when
+    # ``category`` is a risk category, i.e. the message also came near that); "care" right after it.
+    situation: str = ""
 
     def as_dict(self) -> dict[str, object]:
         """The assessment as plain JSON values (sessions, exports, the API)."""
         return {"level": self.level, "category": self.category, "sources": list(self.sources),
-                "evidence": self.evidence, "score": self.score, "judged": self.judged, "harm": self.harm}
+                "evidence": self.evidence, "score": self.score, "judged": self.judged,
+                "situation": self.situation}
 
 
 @dataclass(frozen=True)

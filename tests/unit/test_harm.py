@@ -51,7 +51,7 @@ def test_the_dev_set():
     harm = [harm_of(r["text"]) is not None for r in rows if r["harm"]]
     safe = [harm_of(r["text"]) is not None for r in rows if not r["harm"]]
     assert len(harm) >= 25 and len(safe) >= 25
-    assert sum(harm) / len(harm) >= 0.9  # measured 1.0 (bench/reports/harm.json)
+    assert sum(harm) / len(harm) >= 0.9  # measured 1.0 (bench/reports/situations.json)
     assert sum(safe) / len(safe) <= 0.1  # measured 0.0
 
 
@@ -59,7 +59,7 @@ def test_the_detector_answers_harm_as_a_crisis_with_its_own_response():
     detector = RiskDetector(None)  # patterns only
     text = "My husband hit me again last night."
     risk = detector.assess(text)
-    assert (risk.level, risk.category, risk.harm, risk.sources) == ("crisis", "harm", "physical", ("harm",))
+    assert (risk.level, risk.category, risk.situation, risk.sources) == ("crisis", "harm", "physical", ("harm",))
     said = " ".join(crisis_sentences(text, risk))
     assert "your fault" in said and "safe" in said and "1-800-799-7233" in said
     assert "suicide" not in said and "ending your life" not in said and "988" not in said
@@ -67,7 +67,7 @@ def test_the_detector_answers_harm_as_a_crisis_with_its_own_response():
 
 def test_a_risk_of_suicide_keeps_the_crisis_response():
     risk = RiskDetector(None).assess("he hits me every day and I want to die")
-    assert risk.level == "crisis" and risk.category == "explicit" and not risk.harm
+    assert risk.level == "crisis" and risk.category == "explicit" and not risk.situation
 
 
 def test_the_harm_response_is_not_repeated_at_once():
@@ -76,11 +76,11 @@ def test_the_harm_response_is_not_repeated_at_once():
     reply = " ".join(crisis_sentences(first, detector.assess(first)))
     history = (Utterance("speaker", first), Utterance("listener", reply))
     again = detector.assess("he also hit me last week", history)
-    assert again.level == "care" and again.harm == "physical"
+    assert again.level == "care" and again.situation == "physical"
 
 
 def test_harm_near_a_risk_of_suicide_asks_about_both():
-    near = RiskAssessment(level="crisis", category="passive_ideation", sources=("harm",), harm="physical")
+    near = RiskAssessment(level="crisis", category="passive_ideation", sources=("harm",), situation="physical")
     said = crisis_sentences("he hits me and I'm so tired of all of it", near)
     assert any("safe" in s for s in said) and any("hurting yourself" in s or "ending your life" in s for s in said)
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from e3rg_core.types import RiskAssessment, Utterance
-from e3rg_core.understanding.safety import harm, patterns
+from e3rg_core.understanding.safety import harm, medical, patterns
 from e3rg_core.understanding.safety.meaning import JointScorer, MeaningScore, MeaningScorer
 from e3rg_core.understanding.safety.response import asked_recently
 from e3rg_core.understanding.safety.text import canonical
@@ -317,12 +317,26 @@ class RiskDetector:
             category, evidence, level = "", "", "none"
         score = max([own.score if own is not None else -1.0, judged if judged is not None else -1.0,
                      1.0 if found is not None else -1.0])
+        # An emergency of the body now ("chest pains all evening", "my dad collapsed") gets its own answer
+        # (call for help now) unless the patterns read a risk of suicide. Meaning alone reading risk in it
+        # keeps the question about suicide after the call for help ("it won't stop bleeding"), rather than
+        # asking about suicide instead of sending for help.
+        listener = [u.text for u in history if u.role == "listener"]
+        emergency = medical.urgent(current) if "patterns" in parts else None
+        if emergency is not None and not (level == "crisis" and found is not None) and not (
+                medical.answered_recently(listener) and level in ("crisis", "check")):
+            if medical.answered_recently(listener):  # said just now: stay caring, do not repeat it
+                level, category, sources = "care", category or "medical", []
+            else:
+                category = category if level in ("crisis", "check") else "medical"
+                level, evidence, sources = "crisis", emergency.matched, ["medical"]
+            return RiskAssessment(level=level, category=category, sources=tuple(sources), evidence=evidence[:120],
+                                  score=1.0, judged=judged, situation=emergency.kind)
         # Harm done to the writer by someone else: the harm response (with the question about suicide too
         # when the message came near that), unless a suicide crisis response is due, or the avatar gave the
         # harm response in one of its last three replies (then it stays caring instead of repeating it).
         hurt = harm.disclosed(current) if "patterns" in parts else None
         if hurt is not None and level != "crisis":
-            listener = [u.text for u in history if u.role == "listener"]
             if harm.answered_recently(listener):
                 level = "care" if level == "none" else level
                 category = category or "harm"
@@ -331,6 +345,6 @@ class RiskDetector:
                 level, evidence = "crisis", hurt.matched
                 sources.append("harm")
             return RiskAssessment(level=level, category=category, sources=tuple(sources), evidence=evidence[:120],
-                                  score=round(float(max(score, 1.0)), 4), judged=judged, harm=hurt.kind)
+                                  score=round(float(max(score, 1.0)), 4), judged=judged, situation=hurt.kind)
         return RiskAssessment(level=level, category=category, sources=tuple(sources), evidence=evidence[:120],
                               score=round(float(score), 4), judged=judged)

@@ -18,6 +18,7 @@ from e3rg_core.types import RiskAssessment
 from e3rg_core.understanding.person import (has_first_person, lacks_subject, second_person, speaks_to_listener,
                                             with_subject)
 from e3rg_core.understanding.safety.harm import harm_sentences
+from e3rg_core.understanding.safety.medical import medical_sentences
 from e3rg_core.understanding.safety.text import canonical
 
 #: The help resources said at the end of a crisis response (``[safety] resources`` in the config).
@@ -157,11 +158,13 @@ def specific(text: str) -> str:
 
 
 def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAULT_RESOURCES) -> list[str]:
-    """The crisis answer to ``text``, one spoken piece at a time: to a risk of suicide or self-harm, or to
-    harm done to the writer by someone else (``harm.harm_sentences``, with the question about suicide
-    when the message also came near that)."""
-    if risk.harm and "harm" in risk.sources:
-        return harm_sentences(text, risk.harm, check_in=check_in(text) if risk.category != "harm" else "")
+    """The crisis answer to ``text``, one spoken piece at a time: to a risk of suicide or self-harm, to an
+    emergency of the body (``medical.medical_sentences``), or to harm done to the writer by someone else
+    (``harm.harm_sentences``, with the question about suicide when the message also came near that)."""
+    if risk.situation and "medical" in risk.sources:
+        return medical_sentences(text, risk.situation, check_in=check_in(text) if risk.category != "medical" else "")
+    if risk.situation and "harm" in risk.sources:
+        return harm_sentences(text, risk.situation, check_in=check_in(text) if risk.category != "harm" else "")
     pick = int.from_bytes(hashlib.sha256(text.encode("utf-8", "replace")).digest()[:4], "big")
     category = risk.category if risk.category in _OPENINGS else "unspecified"
     named = means = specific(text)
