@@ -91,3 +91,10 @@ def test_every_kind_has_its_answer_and_an_unknown_one_is_refused():
         assert len(parts) >= 4 and all(p.strip() for p in parts)
     with pytest.raises(ValueError, match="physical"):
         harm_sentences("x", "robbery")
+
+
+def test_a_parent_or_teacher_doing_it_names_the_child_lines_too():
+    said = " ".join(harm_sentences("my dad hits me when he's angry", "physical"))
+    assert "Childline" in said and "1-800-799-7233" in said
+    assert "Childline" not in " ".join(harm_sentences("my boyfriend hits me", "physical"))
+    assert harm_of("the boys at school hit me every day").kind == "assault"  # bullies: no domestic abuse line

@@ -26,7 +26,10 @@ _CLOSE = (r"husband|wife|partner|boyfriend|girlfriend|bf|gf|fianc[eé]e?|ex|ex-?
           r"daughter|carer|caregiver|husband's \w+|wife's \w+|mother-in-law|father-in-law|boss|teacher|coach|"
           r"landlord|flatmate|roommate|neighbou?r|manager|pastor|priest")
 _AGENT = (rf"(?:he|she|they|(?:(?:my|her|his|our|the) )?(?:{_CLOSE})|(?:a|some|this|that|the) (?:man|guy|woman|stranger|bloke|lad|group|"
-          r"gang|teacher|coach|customer|patient|driver)|someone|somebody|people at \w+)")
+          r"gang|teacher|coach|customer|patient|driver)|(?:the|some|these|those|two|three|a few|a group of|older) "
+          r"(?:boys|girls|kids|lads|men|women|guys|bullies|older kids|students)|bullies|someone|somebody|people at \w+)"
+          # where they are: "the boys at school hit me"
+          r"(?: (?:at|in|from|on) (?:school|work|college|uni|church|the \w+|my \w+))?")
 # What they did to the writer. "kicked me out", "pushed me to", "beat me at chess" and "grabbed me a coffee"
 # are other things (excluded below).
 _PHYSICAL = (r"hit|hits|hitting|slap|slapped|slaps|slapping|punch|punched|punches|punching|kick|kicked|kicks|"
@@ -86,13 +89,21 @@ _PLAY = re.compile(
 _EARNEST = re.compile(r"\b(?:not (?:joking|kidding)|no joke|i mean it|for real|seriously|really hurt|bruise\w*|bleed\w*)\b")
 _CLAUSE = re.compile(r"[.!?;\n]+|,\s*(?:but|and then|so)\b")
 # The one who did it is someone the writer lives or deals with (a partner, family, "he"): domestic abuse.
-_KNOWN = re.compile(rf"\b(?:he|she|they|{_CLOSE})\b")
+_KNOWN = re.compile(rf"\b(?:he|she|{_CLOSE})\b")
+# ... a parent or another adult in charge of a child: the writer may be young, so the child lines are named too.
+_ELDER = re.compile(r"\b(?:dad|father|mum|mom|mother|stepdad|stepfather|step-?dad|stepmum|stepmom|stepmother|parents|"
+                    r"uncle|aunt|grandfather|grandad|grandpa|teacher|coach|carer|caregiver)\b")
 
 
 @dataclass(frozen=True)
 class HarmMatch:
     kind: str  # "physical" (by someone close), "assault" (by a stranger), "sexual", "threat" or "control"
     matched: str  # the words that matched
+
+    @property
+    def by_elder(self) -> bool:
+        """Done by a parent, a teacher or another adult in charge of a child."""
+        return _ELDER.search(self.matched) is not None
 
 
 def disclosed(text: str) -> HarmMatch | None:
@@ -137,6 +148,10 @@ RESOURCES = {
                "0808 500 2222, or find support near you at findahelpline.com."),
     "assault": ("If you're hurt or in danger right now, please call your local emergency number. You can find "
                 "support near you at findahelpline.com."),
+    "family": ("If you're in danger right now, please call your local emergency number. If you're young, "
+               "Childline on 0800 1111 in the UK and Childhelp on 1-800-422-4453 in the US are there at any hour; "
+               "adults can call the domestic abuse lines, 1-800-799-7233 in the US and 0808 2000 247 in the UK, "
+               "or find a service near you at findahelpline.com."),
     "abuse": ("If you're in danger right now, please call your local emergency number. You can talk to someone "
               "in confidence: in the US call the National Domestic Violence Hotline on 1-800-799-7233, in the UK "
               "the National Domestic Abuse Helpline on 0808 2000 247, or find a service near you at "
@@ -172,7 +187,9 @@ def harm_sentences(text: str, kind: str, *, check_in: str = "") -> list[str]:
     if kind not in _OPENINGS:
         raise ValueError(f"unknown kind of harm {kind!r}; one of {', '.join(_OPENINGS)}")
     pick = int.from_bytes(hashlib.sha256(text.encode("utf-8", "replace")).digest()[:4], "big")
-    resources = RESOURCES[kind if kind in RESOURCES else "abuse"]
+    found = disclosed(canonical(text))
+    young = kind in ("physical", "threat", "control") and found is not None and found.by_elder
+    resources = RESOURCES["family" if young else kind if kind in RESOURCES else "abuse"]
     parts = [_OPENINGS[kind][pick % 2], _ASK[kind][(pick // 2) % 2], resources]
     if check_in:
         parts.append(check_in)
@@ -183,5 +200,5 @@ def harm_sentences(text: str, kind: str, *, check_in: str = "") -> list[str]:
 def answered_recently(listener_lines: list[str], *, turns: int = 3) -> bool:
     """One of the avatar's last ``turns`` replies was this answer (its help lines): the next message about
     it gets a calm reply, not the same paragraph again."""
-    marks = ("1-800-799-7233", "1-800-656-4673", "If you're hurt or in danger right now")
+    marks = ("1-800-799-7233", "1-800-656-4673", "1-800-422-4453", "If you're hurt or in danger right now")
     return any(mark in line for line in listener_lines[-turns:] for mark in marks)
