@@ -29,35 +29,42 @@ _AGENT = (rf"(?:he|she|they|(?:(?:my|her|his|our|the) )?(?:{_CLOSE})|(?:a|some|t
           r"gang|teacher|coach|customer|patient|driver)|(?:the|some|these|those|two|three|a few|a group of|older) "
           r"(?:boys|girls|kids|lads|men|women|guys|bullies|older kids|students)|bullies|someone|somebody|people at \w+)"
           # where they are: "the boys at school hit me"
-          r"(?: (?:at|in|from|on) (?:school|work|college|uni|church|the \w+|my \w+))?")
+          r"(?: (?:at|in|from|on) (?:school|work|college|uni|church|the \w+|my \w+))?"
+          # who they are to the writer: "the man I live with"
+          r"(?: (?:i live with|i'?m with|i'?m seeing|i'?m married to|i was with|i stay with))?")
 # What they did to the writer. "kicked me out", "pushed me to", "beat me at chess" and "grabbed me a coffee"
 # are other things (excluded below).
 _PHYSICAL = (r"hit|hits|hitting|slap|slapped|slaps|slapping|punch|punched|punches|punching|kick|kicked|kicks|"
              r"kicking|beat|beats|beating|choke|choked|chokes|choking|strangle|strangled|strangles|strangling|shove|"
              r"shoved|shoves|shoving|push|pushed|pushes|grab|grabbed|grabs|drag|dragged|drags|"
              r"(?:throw|threw|throws) (?:\w+ ){1,3}at|smack|smacked|smacks|headbutted|burn|burned|burnt|stab|stabbed|"
-             r"attack|attacked|attacks|assault|assaulted|assaults|abuse|abused|abuses|abusing|hurt|hurts|hurting|bruised")
+             r"attack|attacked|attacks|assault|assaulted|assaults|abuse|abused|abuses|abusing|hurt|hurts|hurting|bruised|"
+             r"bite|bites|bit|biting|scratch|scratches|scratched|pinned|pins|jumped|spat on|spits on")
 _SEXUAL = (r"rape|raped|rapes|raping|molest|molested|molests|molesting|groped|gropes|sexually (?:assaulted|abused|harassed)|"
            r"forced himself on|forced herself on|forces himself on|drugged|spiked")
-_GAP = r"(?: (?:always|still|just|even|also|sometimes|often|again|keeps?|kept|has|had|'s|has been|have been|would|used to|started|then))*"
+_GAP = (r"(?: (?:always|still|just|even|also|sometimes|often|again|keeps?|kept|has|had|'s|has been|have been|would|"
+        r"used to|started|then|gets (?:angry|drunk|mad|jealous|violent) and|got (?:angry|drunk|mad|jealous|violent) and))*")
 _NEGATION = re.compile(r"\b(?:never|not|n't|didn't|doesn't|don't|wouldn't|won't|hasn't|hadn't|isn't|wasn't|no one|nobody)\b|n't\b")
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p)) for kind, p in (
     ("sexual", rf"\b{_AGENT}{_GAP} (?:{_SEXUAL}) me\b"),
-    ("sexual", r"\bi (?:was|got|have been|'?ve been|am being|'?m being|keep getting|had been) (?:raped|molested|groped|"
+    ("sexual", r"(?:\bi |^)(?:was|got|have been|'?ve been|am being|'?m being|keep getting|had been) (?:raped|molested|groped|"
                r"sexually (?:assaulted|abused|harassed)|drugged|spiked)\b"),
     ("sexual", rf"\b{_AGENT}{_GAP} (?:touched|touches|touching) me (?:inappropriately|without|when i|while i|at night|"
                r"in my sleep|down there|there|where)\b"),
+    ("sexual", r"\b(?:wouldn'?t|didn'?t|won'?t|doesn'?t) stop (?:even )?(?:when|after|though) i (?:said|told him|told her|"
+               r"begged|asked)(?: him| her)? (?:no|to stop)\b"),
     ("sexual", r"\b(?:made|makes|forced|forces|forcing) me (?:to )?(?:have sex|do sexual|do things i didn'?t want|"
                r"sleep with him|sleep with her)\b"),
-    ("physical", rf"\b{_AGENT}{_GAP} (?:{_PHYSICAL}) me\b(?! (?:up|back|(?:so |too )?hard(?! against| into| onto| down| in the)|to (?:do|be|try|go|get|apply|finish|"
+    ("physical", rf"\b{_AGENT}{_GAP} (?:(?:{_PHYSICAL}) and )?(?:{_PHYSICAL}) me\b(?! (?:up|back|under the table|(?:so |too )?hard(?! against| into| onto| down| in the)|to (?!the (?:ground|floor|wall|door|bed)|the edge)|to (?:do|be|try|go|get|apply|finish|"
                  r"study|work|keep)|into (?:applying|doing|trying|going|buying)|a |an |some |the |with (?:an? idea|"
                  r"a question|the news|facts|questions)|at |in (?:chess|tennis|the race|the final)|emotionally|"
                  r"(?:so )?(?:much|deeply|badly) (?:by|with|when) (?:what|saying|his words|her words)))"),
-    ("physical", r"\bi (?:was|got|have been|'?ve been|am being|'?m being|keep getting) (?:beaten(?: up)?|attacked|"
+    ("physical", r"(?:\bi |^)(?:was|got|have been|'?ve been|am being|'?m being|keep getting) (?:beaten(?: up)?|attacked|"
                  r"assaulted|stabbed|mugged|strangled|choked|punched|jumped|abused|physically abused)\b"
                  r"(?! (?:by (?:a |the )?(?:dog|bees?|wasps?|mosquito\w*|car|ball|wave|flu|virus|bug|cold))|"
                  r"(?:at|in) (?:chess|tennis|the race|the final|the game))"),
+    ("physical", r"\b(?:pinned|held|holds|pins) me (?:down|against)\b"),
     ("physical", r"\b(?:someone|somebody|a (?:man|guy|stranger)|he|she|they) (?:spiked|put something in) my drinks?\b"
                  r"|\bmy drinks? (?:was|got) spiked\b"),
     ("physical", r"\b(?:black eye|bruises|split lip|broke my (?:arm|wrist|nose|rib|ribs|jaw))\b[^.?!]{0,30}\b(?:he|she|"
@@ -65,17 +72,20 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p))
     ("threat", rf"\b{_AGENT}{_GAP} (?:threatened|threatens|threatening|said (?:he|she|they)'?d|says (?:he|she|they)'?ll|"
                r"swore (?:he|she|they)'?d) (?:to )?(?:kill|hurt|hit|beat|"
                r"stab|shoot|strangle|burn|rape) me\b"),
+    ("threat", r"\b(?:said|says|told me|swore|threatened that) (?:he|she|they)(?:'?d|'?ll| would| will| is going to| was "
+               r"going to) (?:kill|hurt|hit|beat|stab|shoot|strangle|burn|rape|break my \w+) me\b"),
     ("threat", rf"\b(?:scared|afraid|terrified|frightened|worried)(?: that| of what)? {_AGENT} (?:will|'?ll|would|"
                r"might|is going to|'?s going to|gonna|could) (?:hurt|hit|kill|beat|attack|rape|do something to) me\b"),
-    ("threat", rf"\b(?:i'?m|i am|im) (?:scared|afraid|terrified|frightened) (?:of|to go home to) my (?:{_CLOSE})\b"),
-    ("control", r"\b(?:he|she|my (?:husband|wife|partner|boyfriend|girlfriend|bf|gf|fianc[eé]e?))(?: \w+)? (?:won'?t|"
+    ("threat", rf"\b(?:i'?m|i am|im) (?:so |really |very |genuinely |actually )?(?:scared|afraid|terrified|frightened) "
+               rf"(?:of|to go home to|to be alone with) my (?:{_CLOSE})\b"),
+    ("control", r"\b(?:he|she|my (?:husband|wife|partner|boyfriend|girlfriend|bf|gf|fianc[eé]e?))\b(?:[^.?!]{0,50}?)? (?:won'?t|"
                 r"doesn'?t|does not|will not|never) let(?:s)? me (?:leave|go out|see (?:my )?(?:friends|family|mum|mom|"
                 r"parents|sister|brother)|have (?:my own )?(?:money|a phone|my phone|a bank account|my passport)|"
                 r"talk to (?:anyone|my friends|my family)|work)\b"),
     ("control", rf"\b{_AGENT}{_GAP} (?:locks|locked|lock) me (?:in|out of the house|up)\b"),
     ("control", r"\b(?:he|she|my (?:husband|wife|partner|boyfriend|girlfriend|bf|gf))(?: \w+)? (?:takes|took|keeps|"
-                r"kept|hides|hid) my (?:phone|keys|passport|bank card|money|wages|car keys)\b[^.?!]{0,40}\b(?:so i "
-                r"can'?t|away|from me|every|whenever|when i)\b"),
+                r"kept|hides|hid) (?:all )?my (?:phone|keys|passport|bank card|money|wages|salary|pay|car keys)\b[^.?!]{0,40}"
+                r"\b(?:so i can'?t|away|from me|every|whenever|when i|gives me|and gives|lets me have)\b"),
 ))
 
 # Not harm: a game, a sport or a joke ("my brother beat me at chess", "she hit me with a snowball lol").

@@ -33,13 +33,16 @@ _BODY = re.compile(r"\b(?:properly|at all|chest|asthma|inhaler|wheez\w*|lips|blu
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p)) for kind, p in (
     ("panic", r"\b(?:i'?m|i am|im) (?:having|in the middle of|in) (?:a |another |an )?(?:panic|anxiety) attack\b|"
-              r"\b(?:panic|anxiety) attack (?:right )?now\b|\b(?:i'?m|i am|im|can'?t stop) panicking\b"),
+              r"\b(?:panic|anxiety) attack (?:right )?(?:now|rn)\b|\b(?:i'?m|i am|im|can'?t stop) panicking\b"),
     ("medical", r"\b(?:chest (?:pains?|(?:to )?hurts?|is hurting|hurting|(?:feels?|is) (?:really |so |very )?(?:tight|heavy)|"
-                r"tightness|pressure)|pains? in my chest|(?:left arm|jaw) (?:is |feels )?(?:numb|tingling)|"
+                r"tightness|pressure)|(?:pains?|pressure|tightness|heaviness|ache) in my chest|(?:left arm|jaw) (?:is |feels )?(?:numb|tingling)|"
                 r"my chest (?:hurts|is hurting|is tight|feels tight|feels heavy|is killing me)|"
                 r"(?:crushing|sharp|bad) pain in my (?:chest|left arm))\b"),
     ("breath", r"\b(?:can'?t|cannot|can not|struggling to|hard to|trouble|barely) (?:breath\w*|catch my breath|get (?:my )?breath)\b"),
-    ("medical", r"\b(?:(?:my |her |his )?face (?:is )?drooping|slurr(?:ed|ing) (?:speech|my words)|(?:numb|weak|numbness|"
+    ("medical", r"\b(?:worst headache of my life|(?:sudden|suddenly|came on (?:all at once|suddenly))[^.?!]{0,30}headache|"
+                r"headache[^.?!]{0,30}(?:came on (?:all at once|suddenly|out of nowhere)))\b"),
+    ("medical", r"\b(?:(?:my |her |his )?face (?:is )?drooping|(?:words|speech) (?:are |is )?(?:coming out )?(?:wrong|"
+                r"jumbled|garbled|slurred)|can'?t (?:lift|raise|move) (?:my|his|her|their|one) (?:\w+ )?(?:arm|leg)|slurr(?:ed|ing) (?:speech|my words)|(?:numb|weak|numbness|"
                 r"weakness) (?:on|down) (?:one|my left|my right|the left|the right) side|can'?t (?:move|feel) (?:my|one) "
                 r"(?:arm|leg|side of my face))\b"),
     ("medical", r"\b(?:won'?t stop bleeding|can'?t stop (?:the )?bleeding|bleeding (?:a lot|heavily|badly|everywhere)|"
@@ -48,7 +51,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p))
     ("someone", r"\b(?:collapsed(?! into| (?:on|onto|in) (?:the |my )?(?:sofa|couch|bed|chair)| laughing| in (?:a )?(?:heap|giggles))|"
                 r"(?:is|'?s) unconscious|(?:is|'?s) not breathing|isn'?t breathing|stopped breathing|"
                 r"(?:can'?t|cannot) wake (?:him|her|them|my \w+)(?: up)?|is unresponsive|"
-                r"(?:is|'?s) having a (?:seizure|fit|heart attack|stroke))\b"),
+                r"(?:is|'?s) having a (?:seizure|fit|heart attack|stroke)|turning blue|"
+                r"(?:is |'?s |he'?s |she'?s |baby |and )not breathing|"
+                r"(?:fell|fallen|passed out|fainted|blacked out|hit (?:his|her|their) head)[^.?!]{0,40}\b(?:won'?t|can'?t|"
+                r"isn'?t|not) (?:wake|waking|respond|responding)|(?:passed out|fainted|collapsed)[^.?!]{0,30}can'?t wake)\b"),
     ("medical", r"\b(?:i think )?i'?m having a (?:heart attack|stroke|seizure|allergic reaction)\b"),
 ))
 
