@@ -421,7 +421,8 @@ class Understander:
         writes the reply itself."""
         if opening:
             yield opening
-        restated = self._restatement(decided, ctx)
+        # thanks for the talk: nothing to say back, the door left open
+        restated = "" if fam == "thanked" else self._restatement(decided, ctx)
         if not restated and not opening:
             yield from self._written_sentences(decided, first_clause_words=first_clause_words)
             return

@@ -48,6 +48,8 @@ BANK: dict[str, tuple[str, ...]] = {
     "glad": ("Oh, I'm so glad.", "I'm really glad.", "Oh, that's good.", "Oh, I'm glad."),
     # The start of an answer to a question put to the avatar, not a sentence: the model finishes it, so it
     # answers instead of asking back ("What do you think makes your favourite food special?").
+    # Thanks to the avatar itself ("thanks for listening, that helped"): glad it helped, and the door left open.
+    "thanked": ("I'm really glad it helped.", "I'm so glad.", "Thank you for saying that."),
     "answer": ("I'd say", "Honestly, I'd say", "I think"),
     # ... to a question about what the person should do ("What can I do tonight?", "Should I bring food?"):
     # begun in the second person, since after "I think" the model went on as the person ("I think it
@@ -79,6 +81,8 @@ _WORD = re.compile(r"[a-z']+")
 # model begins itself): a wrong opening is worse than none. Chosen on bench/data/replies_dev.jsonl.
 MIN_CONFIDENCE = 0.4
 RECENT_LINES = 2  # the speaker's earlier lines whose bad news rules out a cheerful opening
+# The vote's share at or above which a cheerful opening needs no word of good news or "!" in the message.
+CHEER_CONFIDENCE = 0.6
 
 
 def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, asks: bool = False,
@@ -92,6 +96,9 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         return _answer(user_text)  # answered gently (the prompt asks for calm), never met with "I'm listening" alone
     if risk.level != "none":
         return "care"
+    if thanks_listener(user_text) and tone(_THANKS.sub(" ", canonical(user_text))) != "bad" \
+            and not names_bad_news(user_text):
+        return "thanked"
     fam = _FAMILY_OF_LABEL.get(label)
     if asks and not names_bad_news(user_text):
         # a question gets an answer begun for the model (a gentle opening before it lets the model ask
@@ -110,6 +117,11 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         if said == "bad" or said is None and all(_told(user_text)):
             # "Of course I was in the kitchen and missed it" is no achievement; "the best boss I've ever
             # had is leaving" is no news to be excited about
+            return None
+        if said is None and not _SHARED_JOY.search(user_text) and confidence < CHEER_CONFIDENCE:
+            # nothing in the message's own words says it went well, no "!" shares it, and the vote is not
+            # sure: "Bought milk and bread on the way home." read as happy got "Oh, that's great news! ...
+            # Tell me everything!"
             return None
         if said != "good" and any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:]):
             return None  # "I keep reaching for my phone to call her" after a death is not 'faithful'
@@ -143,6 +155,8 @@ _BAD_WORDS = re.compile(
     r"exhausted|tired|furious|angry|annoy\w*|upset|disappoint\w*|gutted|cancell?ed|complain\w*|"
     r"warning|fined|left out|forgot|forgetting|struggl\w*|never again|ruin\w*|leaving|don't want|"
     r"on (?:my|our) own|by myself|(?:i|i'm|we|we're)\b[^.!?]{0,25}\balone)\b")
+# Joy shared in the writing itself: an exclamation mark, a smiling or celebrating emoji.
+_SHARED_JOY = re.compile("!|[\U0001F600-\U0001F60D\U0001F970\U0001F973\U0001F389\U0001F38A\u2764\U0001F495-\U0001F49F\U0001F64C]")
 _QUOTED = re.compile(r"(?:^|(?<=\s))['\"][^'\"]{1,80}['\"]")
 _NEGATED = re.compile(r"\b(?:not|never|no|isn't|wasn't|aren't|weren't|don't|didn't|hardly)\s+(?:\w+\s+)?$")
 
@@ -168,6 +182,19 @@ def tone(user_text: str) -> str | None:
     if bad and not good:
         return "bad"
     return None
+
+
+# Thanks to the avatar for the talk itself, not for something someone else did.
+_THANKS = re.compile(
+    r"\b(?:thanks|thank you|thank u|thx|ty|cheers)\b[^.!?]{0,20}?\b(?:for (?:listening|being here|being there|the chat|"
+    r"talking|this|your help|the help|hearing me out|your time|that|the advice|understanding|letting me vent)|so much)"
+    r"|\b(?:that|this|talking|you|it) (?:actually |really |honestly )?(?:helped|helps)\b"
+    r"|\bi feel (?:a (?:bit|little|lot) )?better (?:now|after talking|for talking)\b")
+
+
+def thanks_listener(user_text: str) -> bool:
+    """The message thanks the avatar for listening or says the talk helped."""
+    return _THANKS.search(canonical(user_text)) is not None
 
 
 def _answer(user_text: str) -> str:
@@ -202,7 +229,8 @@ FOLLOW_UPS: dict[str, tuple[str, ...]] = {
     "good": ("Tell me more!", "How did it feel?", "What happened?"),
     "memory": ("Tell me more about it?", "What do you remember most?"),
 }
-_FOLLOW_GROUP = {"unfair": "unfair", "care": "care", "memory": "memory", **{f: "good" for f in _GOOD_FAMILIES - {"memory"}}}
+_FOLLOW_GROUP = {"unfair": "unfair", "care": "care", "memory": "memory", "thanked": "care",
+                 **{f: "good" for f in _GOOD_FAMILIES - {"memory"}}}
 
 
 def follow_up(fam: str | None, user_text: str, *, seed: int = 0) -> str:

@@ -120,3 +120,20 @@ def test_good_news_read_as_a_painful_feeling_gets_a_glad_opening_and_bad_news_no
 def test_a_question_after_a_risk_signal_is_still_answered():
     assert fam("Is it stupid to try again?", "sad", "sad", asks=True, risk=RiskAssessment(level="care")) == "answer"
     assert fam("I'm fine I guess.", "sad", "sad", risk=RiskAssessment(level="care")) == "care"
+
+
+def test_plain_news_read_as_joy_by_an_unsure_vote_gets_no_cheer():
+    # nothing in the words says it went well and no "!" shares it: no "Oh, that's great news!"
+    assert fam("Bought milk and bread on the way home.", "happy", "happy", confidence=0.5) is None
+    assert fam("Mateo is seventeen and barely speaks to me.", "surprised", "surprised", confidence=0.45) is None
+    # the writer shares it, or the vote is sure: the cheerful family stays
+    assert fam("Bought a new bike today!", "happy", "happy", confidence=0.5) == "joy"
+    assert fam("My twins started school this week.", "excited", "happy", confidence=0.8) == "excited"
+
+
+def test_thanks_for_the_talk_is_met_with_gladness_not_a_celebration():
+    assert fam("Thanks for listening, that actually helped.", "grateful", "happy") == "thanked"
+    assert fam("talking to you really helps", "content", "happy") == "thanked"
+    assert fam("Thanks for listening but I still feel awful.", "grateful", "happy") != "thanked"
+    assert fam("Thanks for listening. My dad died last week.", "sad", "sad") == "loss"
+    assert fam("Thanks, the nurse was lovely to us.", "grateful", "happy") == "warm"  # thanks to someone else
