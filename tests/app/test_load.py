@@ -1,6 +1,6 @@
 """Concurrent sessions on the served app: no turn lost, none crossed into another session.
 
-``bench/load.py`` small: 4 sessions x 3 typed turns at once against ``tests/app/serve.py`` (the
+``bench/load.py`` small: 4 sessions x 2 typed turns at once against ``tests/app/serve.py`` (the
 scripted understander, real speech and video), each session through its own ``gradio_client``
 session. Afterwards the store is read directly: every session holds exactly its own turns, in
 order. No timing is asserted.
@@ -16,7 +16,7 @@ from tests.app.browser_support import ROOT, AppServer
 
 pytestmark = pytest.mark.slow
 
-N_SESSIONS, N_TURNS = 4, 3
+N_SESSIONS, N_TURNS = 4, 2
 
 
 @pytest.fixture(scope="module")
