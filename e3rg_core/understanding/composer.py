@@ -17,7 +17,8 @@ import re
 from typing import Iterator, Sequence
 
 from e3rg_core.understanding import faults
-from e3rg_core.understanding.person import (has_first_person, lacks_subject, second_person, speaks_to_listener,
+from e3rg_core.understanding.person import (has_first_person, lacks_subject, reported_quote, second_person,
+                                            speaks_to_listener,
                                             with_subject)
 from e3rg_core.understanding.safety.text import canonical
 
@@ -73,15 +74,21 @@ def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
         return False
     words = _WORD.findall(" ".join(canonical(line) for line in (*earlier, user_text)))
     owned = {words[j] for i, w in enumerate(words) if _OWNER.fullmatch(w) for j in range(i + 1, min(i + 4, len(words)))}
+    for line in (*earlier, user_text):  # "your numbers" in what the nurse said to them is theirs
+        for quote in _QUOTE_SPAN.findall(canonical(line)):
+            owned.update(m.group(1) for m in re.finditer(r"\byour ([a-z']+)", quote))
     owned_stems = {w[:5] for w in owned}
     return all(m.group(1)[:5] in owned_stems for m in re.finditer(r"\byour ([a-z']+)", said))
 
 
+# A quotation, closed or running to the end of the line (its apostrophes inside it).
+_QUOTE_SPAN = re.compile(r"(?:^|(?<=\s))['\"]([^\"]+?)(?:['\"](?=[\s,.!?;:]|$)|$)")
 # Sentences that start so are no restatement ("Sorry if you're...", "You know it's dumb..."); "you said
 # yes" is one.
 _AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said(?! (?:yes|no)\b)|you told|"
                             r"you asked|because|cos|ok|okay|yes|no|well|anyway|also)\b")
-_LEADING = re.compile(r"^(?:and|but|so|then|just|still|also|oh|ok|okay|well|anyway|of course|update)\b:?[\s,]*",
+_LEADING = re.compile(r"^(?:and|but|so|then|just|still|also|oh|ok|okay|well|anyway|of course|update|bro|idk|ugh|um+|"
+                      r"hmm+|(?:yeah|yes|yep|yup|nah|no|nope)(?=,))\b:?[\s,]*",
                       re.IGNORECASE)
 
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is
@@ -116,7 +123,7 @@ _CLAUSE = re.compile(r",?\s+(?:but|because|so|and then|and now)\s+|,?\s+and\s+(?
 # A question typed without its question mark ("how do i bring it up without a fight", "do you think
 # there's life out there"): a question word or an auxiliary, then who it asks about.
 _QUESTION = re.compile(
-    r"^(?:(?:how|what|why|where|when|who|which)\s+(?:do|does|did|can|could|should|would|will|is|are|was|am|"
+    r"^(?:(?:how|what|wat|wut|why|where|when|who|which)\s+(?:do|does|did|can|could|should|would|will|is|are|was|am|"
     r"has|have|if|much|many|long|often|else)\b|(?:do|does|did|can|could|should|would|will|is|are|am|have|has|"
     r"was|were)\s+(?:i|you|u|we|they|he|she|it|there|anyone|people|someone|kids|this|that)\b|"
     r"(?:any|got any)\s+(?:tips|ideas|advice|idea|thoughts)\b)", re.IGNORECASE)
@@ -214,10 +221,12 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     other boy got nothing.")."""
     third = []
     for first, whole in _candidates(user_text, max_words):
+        told = reported_quote(first)  # "My mum told me 'I never wanted...'" -> "... told me she never wanted..."
+        first = told or first
         words = first.split()
         if not (3 if whole else 4) <= len(words) <= max_words or not _quotes_kept(first):
             continue
-        if speaks_to_listener(first):
+        if told is None and speaks_to_listener(first):
             continue
         if not (has_first_person(first) or whole and lacks_subject(first)):
             about = first[_WHEN.match(first).end():] if _WHEN.match(first) else first
@@ -234,10 +243,37 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
             continue
         if _THIRD_SUBJECT.match(first) or _WHEN.match(first):
             first = first[0].lower() + first[1:]
-        sentence = "You said " + _TRAILING.sub("", first).rstrip(" ,") + "."
+        sentence = _reported(_TRAILING.sub("", first).rstrip(" ,"))
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
             return sentence
     return ""
+
+
+# A sentence that reports what someone said ("They said they'd call by Friday"): its verb, near the start,
+# after someone who can tell the person something (not "it", "the sign").
+_SAID = re.compile(r"\b(said|says)\b(?!\s+to\b)", re.IGNORECASE)
+_TOLD = {"said": "told you", "says": "tells you"}
+_TELLER = re.compile(r"(?:(?:he|she|they)\b|(?!(?:It|The|This|That|There|These|Those|Every|Some|A|An)\b)[A-Z][a-z]+\b|"
+                     r"(?:the|her|his|their|our) (?:\w+ )?(?:nurse|doctor|vet|boss|manager|teacher|landlord|landlady|coach|"
+                     r"surgeon|oncologist|dentist|examiner|lawyer|agent|friend|neighbou?r|mum|mom|dad|mother|father|"
+                     r"sister|brother|wife|husband|partner|girlfriend|boyfriend|son|daughter|aunt|uncle|grandma|"
+                     r"grandpa|recruiter|interviewer|officer|receptionist|therapist|counsel+or|tutor|principal)s?\b)",
+                     re.IGNORECASE)
+
+
+def _reported(sentence: str) -> str:
+    """A sentence about someone else reported to the person: "You said the bus was late.", or, when
+    someone in it plainly tells the person something, without a second "said" ("They told you they'd
+    call by Friday.", "The nurse said you can go home tomorrow.")."""
+    said = _SAID.search(sentence)
+    before = sentence[:said.start()].split() if said else []
+    if said is None or not 1 <= len(before) <= 4 or _SAID.search(sentence, said.end()) or _QUOTE_OPEN.search(sentence):
+        return "You said " + sentence + "."
+    if speaks_to_listener(sentence):  # words said to them, turned from a quotation: "The note said you dropped this"
+        return sentence[0].upper() + sentence[1:] + "."
+    if not _TELLER.match(sentence):
+        return "You said " + sentence + "."
+    return sentence[0].upper() + sentence[1:said.start()] + _TOLD[said.group(1).lower()] + sentence[said.end():] + "."
 
 
 # Closing lines by the opening's family group: reflections and gentle questions, several each, none
@@ -268,6 +304,8 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
     # good news after a hard stretch, or good news the vote read as a painful feeling: glad, not jubilant
     "glad": ("That must mean a lot.", "Hold on to that one.", "How did that feel?", "You needed that.",
              "That's worth holding on to."),
+    "thanked": ("I'm here whenever you want to talk.", "I'm always happy to listen.",
+                "It's been good talking with you."),
     "plain": ("Tell me more?", "How did that come about?", "What's it like?", "How is it going so far?",
               "What got you into it?"),
 }

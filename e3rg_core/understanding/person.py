@@ -11,6 +11,10 @@ _TURN = {"i": "you", "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": 
          "we've": "you've", "we'd": "you'd", "we'll": "you'll", "us": "you", "our": "your", "ours": "yours",
          "ourselves": "yourselves", "im": "you're", "ive": "you've"}
 _WAS_AFTER = {"i", "we"}  # "I was" -> "you were"
+# Words that may stand between "I" and its "was" ("I just wasn't around"); a verb there ("All I did was")
+# makes the "was" another subject's.
+_BETWEEN = {"just", "still", "never", "always", "also", "even", "really", "honestly", "actually", "literally",
+            "kind", "sort", "so", "too", "already", "basically", "totally", "definitely", "probably"}
 _SECOND = re.compile(r"\b(?:you|your|you're|yours|yourself|u|ur)\b", re.IGNORECASE)
 _FIRST = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(_TURN, key=len, reverse=True)) + r")\b",
                     re.IGNORECASE)
@@ -36,8 +40,8 @@ def second_person(text: str) -> str:
     for i, (word, low) in enumerate(zip(words, lowered)):
         tail = word[len(word.rstrip(",;:.!?")):]
         before = {lowered[i - 1]} if i else set()
-        if i > 1 and lowered[i - 1] not in _TURN:
-            before.add(lowered[i - 2])  # one word between: "i just was"
+        if i > 1 and lowered[i - 1] not in _TURN and (lowered[i - 1] in _BETWEEN or lowered[i - 1].endswith("ly")):
+            before.add(lowered[i - 2])  # one word between: "i just was", not "all I did was"
         if low in ("was", "wasn't") and before & _WAS_AFTER:
             new = "were" if low == "was" else "weren't"
         else:
@@ -102,3 +106,96 @@ def with_subject(text: str) -> str:
     if _progressive(first) or _ADVERB_ING.match(first):
         return "you're " + first
     return "you " + first
+
+
+# A quotation that ends a sentence and was said to the person ("My mum told me 'I never wanted you to
+# quit piano.'", "The nurse said 'you can go home tomorrow'"): told back as reported speech, its "you"
+# being the person and its "I" the one who said it.
+_SAYS_QUOTE = re.compile(r"^(?P<who>[^'‘“\"]{1,50}?)\s+(?P<verb>said|says|told me|tells me|texted me|texts me|wrote|"
+                         r"messaged me|wrote to me|replied|goes|went)\s*[,:]?\s*['‘“\"](?P<quote>.+?)[.!?,]*['’”\"]?$",
+                         re.IGNORECASE)
+_SHE = re.compile(r"\b(?:she|mum|mom|mother|mama|sister|wife|girlfriend|aunt|auntie|grandma|gran|granny|nan|nana|"
+                  r"grandmother|daughter|niece|girl|woman|lady)\b", re.IGNORECASE)
+_HE = re.compile(r"\b(?:he|dad|father|papa|brother|husband|boyfriend|uncle|grandpa|grandad|granddad|grandfather|son|"
+                 r"nephew|boy|man|guy)\b", re.IGNORECASE)
+_THEIRS = {
+    "she": {"i": "she", "i'm": "she's", "i've": "she's", "i'd": "she'd", "i'll": "she'll", "me": "her", "my": "her",
+            "mine": "hers", "myself": "herself", "am": "is"},
+    "he": {"i": "he", "i'm": "he's", "i've": "he's", "i'd": "he'd", "i'll": "he'll", "me": "him", "my": "his",
+           "mine": "his", "myself": "himself", "am": "is"},
+    "they": {"i": "they", "i'm": "they're", "i've": "they've", "i'd": "they'd", "i'll": "they'll", "me": "them",
+             "my": "their", "mine": "theirs", "myself": "themselves", "am": "are"},
+}
+# After "I", words whose form is the same for "she"/"he" (a past tense, a modal); a present tense is
+# made to agree ("I need" -> "she needs"), and "they" is said where it cannot be.
+_SAME_AFTER_I = re.compile(r"(?:(?!(?:need|feed|bleed|succeed|proceed|exceed)$)[a-z]+ed|was|wasn't|can|can't|could|"
+                           r"couldn't|would|wouldn't|will|won't|should|shouldn't|did|didn't|had|hadn't|said|told|"
+                           r"thought|knew|made|saw|felt|got|left|went|came|took|gave|found|meant|lost|kept)$")
+_ADVERBS = {"never", "always", "just", "really", "still", "also", "even", "honestly", "actually", "only", "truly"}
+_AGREE = {"have": "has", "do": "does", "don't": "doesn't", "go": "goes", "am": "is"}
+
+
+def _agreeing(verb: str) -> str | None:
+    """The third person singular of a present tense verb ("need" -> "needs"), or ``None``."""
+    if verb in _AGREE:
+        return _AGREE[verb]
+    if not re.fullmatch(r"[a-z]{2,}", verb):
+        return None
+    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+_WE = re.compile(r"\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b", re.IGNORECASE)
+
+
+def reported_quote(sentence: str) -> str | None:
+    """``sentence`` with the quotation that ends it told as reported speech, or ``None`` when it has
+    none or cannot be turned safely (a "we" in it, a second clause with an "I", a quote that speaks of
+    nobody). "My sister said 'you always make everything about you'" -> "My sister said you always make
+    everything about you"; "My mum told me 'I never wanted you to quit'" -> "My mum told me she never
+    wanted you to quit"; the person's own "my", "me" are left for ``second_person``."""
+    match = _SAYS_QUOTE.match(sentence.strip())
+    if match is None:
+        return None
+    who, quote = match.group("who"), match.group("quote").replace("\u2019", "'").strip(" ,")
+    if re.search(r"['\"”](?:\s|$)", quote):
+        return None  # the quotation closes before the sentence ends ("He wrote 'you never listen' on the card")
+    if speaks_to_listener(who) or _WE.search(quote) or not (has_first_person(quote) or speaks_to_listener(quote)):
+        return None
+    if has_first_person(quote) and re.search(r"[,;:]", quote):
+        return None  # "I need some space, don't call me": an order in it does not report well
+    she, he = _SHE.search(who) is not None, _HE.search(who) is not None
+    pronoun = "she" if she and not he else "he" if he and not she else "they"
+    words = quote.split()
+    lowered = [w.lower().strip(",;:.!?") for w in words]
+    agree: dict[int, str] = {}  # where a verb after "I" must change for "she"/"he"
+    for i, low in enumerate(lowered):
+        if low != "i":
+            continue
+        j = i + 1
+        while j < len(lowered) and lowered[j] in _ADVERBS:
+            j += 1
+        if j == len(lowered):
+            pronoun = "they"
+        elif not _SAME_AFTER_I.match(lowered[j]):
+            verb = _agreeing(lowered[j])
+            if verb is None:
+                pronoun = "they"
+            else:
+                agree[j] = verb
+    table = _THEIRS[pronoun]
+    out = []
+    for i, (word, low) in enumerate(zip(words, lowered)):
+        tail = word[len(word.rstrip(",;:.!?")):]
+        if low in ("was", "wasn't") and i and lowered[i - 1] == "i" and pronoun == "they":
+            new = "were" if low == "was" else "weren't"
+        elif i in agree and pronoun != "they":
+            new = agree[i]
+        else:
+            new = table.get(low)
+        out.append(new + tail if new is not None else word)
+    verb = "said" if match.group("verb").lower() in ("goes", "went") else match.group("verb")
+    return f"{who} {verb} {' '.join(out)}"

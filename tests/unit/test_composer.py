@@ -162,3 +162,32 @@ def test_every_closing_passes_the_screening_a_reply_sentence_gets():
 ])
 def test_the_point_is_said_back_not_the_preamble(message, said_back):
     assert composer.flipped(message) == said_back
+
+
+@pytest.mark.parametrize("message, said_back", [
+    # someone's words to the person, no second "said"
+    ("They said they'd call by Friday.", "They told you they'd call by Friday."),
+    ("The nurse said her oxygen levels finally came up this morning.",
+     "The nurse told you her oxygen levels finally came up this morning."),
+    ("The nurse said 'you can go home tomorrow if your numbers stay good.'",
+     "The nurse said you can go home tomorrow if your numbers stay good."),
+    # a quotation with "I" or "you" in it, reported
+    ("My mum told me 'I never wanted you to quit piano.'", "Your mum told you she never wanted you to quit piano."),
+    ("My sister said 'you always make everything about you.'", "Your sister said you always make everything about you."),
+    # an answer's "yeah," or "no," and texting's "bro", "idk" are not said back
+    ("No, I haven't taken a day off since March.", "You haven't taken a day off since March."),
+    ("bro i aced the driving test first try", "You aced the driving test first try."),
+])
+def test_what_someone_said_is_told_back_once(message, said_back):
+    assert composer.flipped(message) == said_back
+
+
+def test_a_said_that_is_not_someone_telling_them_keeps_the_report():
+    # a thing does not tell anyone anything; a "said" deep in the sentence is left as it was
+    assert composer.flipped("It said the meeting could have been an email.").startswith("You said it said")
+    assert composer.flipped("The surgery went fine but the doctor said recovery will take four months.").startswith(
+        "You said the surgery")
+
+
+def test_a_question_typed_as_it_is_said_is_heard():
+    assert composer.asks_listener("wat would u even do")

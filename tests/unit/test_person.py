@@ -2,7 +2,8 @@
 
 import pytest
 
-from e3rg_core.understanding.person import has_first_person, second_person, speaks_to_listener, with_subject
+from e3rg_core.understanding.person import (has_first_person, reported_quote, second_person, speaks_to_listener,
+                                            with_subject)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -35,3 +36,32 @@ def test_what_can_be_turned():
 ])
 def test_a_sentence_that_leaves_the_person_out_gets_you_as_its_subject(text, expected):
     assert with_subject(text) == expected
+
+
+def test_a_was_after_another_verb_is_not_the_persons():
+    assert second_person("All I did was ask") == "All you did was ask"
+    assert second_person("I honestly was fine") == "You honestly were fine"
+
+
+@pytest.mark.parametrize("sentence, reported", [
+    # "you" in what was said to them is the person; "I" is the one who said it, agreeing in number
+    ("My mum told me 'I never wanted you to quit piano.'", "My mum told me she never wanted you to quit piano"),
+    ("My dad said 'I need you here'", "My dad said he needs you here"),
+    ("My coach said 'you're the best striker I've ever trained.'",
+     "My coach said you're the best striker they've ever trained"),
+    ("The nurse said 'you can go home tomorrow'", "The nurse said you can go home tomorrow"),
+    ("Mum goes 'I really miss you'", "Mum said she really misses you"),
+])
+def test_a_quotation_said_to_the_person_is_reported(sentence, reported):
+    assert reported_quote(sentence) == reported
+
+
+@pytest.mark.parametrize("sentence", [
+    "My boyfriend texted me 'I need some space, don't call me.'",  # an order in a second clause
+    "He wrote 'you never listen' on the card.",  # the quotation does not end the sentence
+    "She texted me 'please just come'",  # nobody in it to turn: said back word for word elsewhere
+    "My brother said 'we should sell the car'",  # "we": whose?
+    "I told you 'I was fine'",  # said to the avatar
+])
+def test_a_quotation_that_does_not_report_safely_is_left(sentence):
+    assert reported_quote(sentence) is None
