@@ -53,13 +53,15 @@ class Pipeline(Stages):
         yield result
         return result.value
 
-    def stream(self, request: TurnRequest, workdir: Path) -> Iterator[TurnEvent]:
+    def stream(self, request: TurnRequest, workdir: Path, *,
+               cancelled: Callable[[], bool] | None = None) -> Iterator[TurnEvent]:
         """Run a turn that speaks while it is still being written (``e3rg_core.streaming``).
 
         Yields ``EmotionDecided``, then ``SpokenPiece`` and ``RenderedPiece`` events as each piece of
-        the reply is ready, then the same ``StageResult`` values as ``run``.
+        the reply is ready, then the same ``StageResult`` values as ``run``. Once ``cancelled`` says
+        so (a barge-in) the events end there, the reply's writing and media work stopped.
         """
-        return stream_turn(self, request, workdir)
+        return stream_turn(self, request, workdir, cancelled)
 
     def turn(self, request: TurnRequest, workdir: Path, *, stream: bool = False) -> TurnOutput:
         """Run a whole turn and return everything it produced."""

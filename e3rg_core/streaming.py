@@ -36,7 +36,7 @@ import queue
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from e3rg_core.errors import InputError
 from e3rg_core.events import (EmotionDecided, RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnEvent,
@@ -62,10 +62,30 @@ FIRST_CLAUSE_WORDS = 4
 
 
 _DONE = object()
+_CANCELLED = object()
+
+#: how often a streamed turn waiting for its next piece asks whether it was cancelled
+CANCEL_POLL_S = 0.05
 
 
-def stream_turn(stages: Stages, request: TurnRequest, workdir: Path) -> Iterator[TurnEvent]:
-    """The events of one streamed turn (see the module docstring)."""
+def _next(events: queue.Queue, cancelled: Callable[[], bool] | None) -> object:
+    """The media thread's next event, or ``_CANCELLED`` as soon as ``cancelled`` says so."""
+    while True:
+        if cancelled is not None and cancelled():
+            return _CANCELLED
+        try:
+            return events.get(timeout=CANCEL_POLL_S if cancelled is not None else None)
+        except queue.Empty:
+            continue
+
+
+def stream_turn(stages: Stages, request: TurnRequest, workdir: Path,
+                cancelled: Callable[[], bool] | None = None) -> Iterator[TurnEvent]:
+    """The events of one streamed turn (see the module docstring).
+
+    ``cancelled``: asked every ``CANCEL_POLL_S`` while the turn waits for its next piece; once it says
+    so the turn ends there (no stage results), its writing and media work stopped.
+    """
     began = time.perf_counter()
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -82,13 +102,15 @@ def stream_turn(stages: Stages, request: TurnRequest, workdir: Path) -> Iterator
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
     written: dict[str, float] = {}
-    reply = Handover(_written(stages, decided, written), name="e3rg-reply")  # the writer thread
+    reply = Handover(_written(stages, decided, written, stop), name="e3rg-reply")  # the writer thread
     media = _Media(stages, decided.decision, avatar, workdir, fps, reply, events, stop, began)
     performer = threading.Thread(target=media.run, name="e3rg-media", daemon=True)
     performer.start()
     try:
         failure: BaseException | None = None
-        while (event := events.get()) is not _DONE:
+        while (event := _next(events, cancelled)) is not _DONE:
+            if event is _CANCELLED:
+                break
             if isinstance(event, BaseException):
                 failure = failure or event
                 stop.set()
@@ -96,6 +118,8 @@ def stream_turn(stages: Stages, request: TurnRequest, workdir: Path) -> Iterator
                 yield event
         if failure is not None:
             raise failure
+        if event is _CANCELLED:
+            return
     finally:
         stop.set()
         reply.close()  # stops the LLM and wakes the media thread if it waits for text
@@ -126,9 +150,15 @@ def stream_turn(stages: Stages, request: TurnRequest, workdir: Path) -> Iterator
         yield stages.run_stage(Stage.CHECKED, lambda: stages.check(speech, video, avatar, workdir))
 
 
-def _written(stages: Stages, decided: Decided, written: dict[str, float]) -> Iterator[str]:
-    """The reply's sentences as the model ends each one (run on the writer thread); its seconds into ``written``."""
-    with stages.measured() as clock:
+def _written(stages: Stages, decided: Decided, written: dict[str, float], stop: threading.Event) -> Iterator[str]:
+    """The reply's sentences as the model ends each one (run on the writer thread); its seconds into ``written``.
+
+    Once ``stop`` is set (the turn ended early: a barge-in, a failure) llama.cpp stops at its next
+    token instead of the end of its sentence, so the model is free for the next turn at once.
+    """
+    from e3rg_core.understanding.llamacpp import stopping_on
+
+    with stopping_on(stop), stages.measured() as clock:
         yield from stages.write(decided, first_clause_words=FIRST_CLAUSE_WORDS)
     written["reply_s"] = clock.seconds
 

@@ -214,7 +214,11 @@ class ChatService:
         try:
             values: dict[str, Any] = {}
             timings: dict[str, float] = {}
-            steps = self.pipeline.stream(request, workdir) if stream else self.pipeline.run(request, workdir)
+            if stream:
+                steps = self.pipeline.stream(request, workdir,
+                                             cancelled=(lambda: reply.cancelled) if reply is not None else None)
+            else:
+                steps = self.pipeline.run(request, workdir)
             firsts: dict[str, float] = {}
             pieces: list[SpokenPiece] = []
             decision = None
@@ -236,6 +240,12 @@ class ChatService:
                                            reply.interruption, timings, workdir, replace=replace, kind=kind,
                                            user_media=user_media)
                     return
+            if reply is not None and reply.cancelled and Stage.UNDERSTOOD not in values:
+                # the stream noticed the barge-in while it waited for a piece and ended there
+                yield self._commit_cut(session, request, values[Stage.HEARD], decision, pieces,
+                                       reply.interruption, timings, workdir, replace=replace, kind=kind,
+                                       user_media=user_media)
+                return
             yield self._commit(session, request, values, timings, firsts if stream else None, replace=replace,
                                kind=kind, user_media=user_media)
         finally:

@@ -18,6 +18,7 @@ from e3rg_core.errors import BackendFailed
 from e3rg_core.media.mp4 import probe
 from e3rg_core.events import EmotionDecided, RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnRequest
 from e3rg_core.ui.service import Committed
+from e3rg_core.understanding.llamacpp import stop_requested
 from tests.app import serve
 from tests.app.serve import build
 
@@ -190,3 +191,32 @@ def test_while_the_llm_writes_video_is_rendered_a_second_at_a_time(service, tmp_
     # meanwhile the first piece's video comes a second at a time
     assert spoken[0].speech.duration_s > 2.5 and [r.video.n_frames for r in rendered[:2]] == [25, 25]
     assert sum(r.video.n_frames for r in rendered) == round(sum(p.speech.duration_s for p in spoken) * 25)
+
+
+def test_a_cancelled_turn_ends_while_the_model_is_still_writing(service, tmp_path, monkeypatch):
+    """A barge-in while the model writes a sentence (nothing new to speak) ends the turn at once,
+    not when the sentence is done; the writer is told to stop (llama.cpp stops at its next token)."""
+    chat = _chat(service)
+    release = threading.Event()
+
+    def slow_second_sentence(messages, **kwargs):
+        yield "Oh no, that must sting. "
+        yield "After"
+        for _ in range(300):  # a long sentence still being written, a token every 10 ms, as llama.cpp stops
+            if release.wait(timeout=0.01) or stop_requested():
+                break
+        yield " all that practice."
+
+    monkeypatch.setattr(chat, "chat_stream", slow_second_sentence)
+    cancel = threading.Event()
+    seen, ended_s = [], None
+    for event in service.pipeline.stream(TurnRequest(text=TEXT), tmp_path, cancelled=cancel.is_set):
+        seen.append(event)
+        if isinstance(event, SpokenPiece):
+            cancel.set()
+            began = time.perf_counter()
+            threading.Timer(3.0, release.set).start()  # the model would end its sentence only now
+    ended_s = time.perf_counter() - began
+    release.set()
+    assert ended_s < 2.5, f"the cancelled turn waited {ended_s:.2f} s for the model"
+    assert not any(isinstance(e, StageResult) and e.stage.name == "UNDERSTOOD" for e in seen)
