@@ -32,7 +32,7 @@ from e3rg_core.understanding.voting import soft_vote
 from e3rg_core.voters import parse_voter
 
 SETS = ("emotion_dev", "emotion_broad_dev", "emotion_heldout", "emotion_broad_heldout",
-        "goemotions_dev", "goemotions_train")
+        "goemotions_dev", "goemotions_train", "goemotions_test")
 CLASS_OF = np.array([COARSE.index(coarse_of(c, map_name="hit")) for c in CANDIDATES])
 
 
