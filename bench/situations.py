@@ -4,13 +4,14 @@ they answer a look-alike ("my brother beat me at chess", "so much work I can't b
     python bench/situations.py [--sets harm_dev harm_heldout medical_dev medical_heldout] [--outside DIR]
 
 Reads ``bench/data/<set>.jsonl`` (``text``; ``harm`` or ``urgent`` true/false; ``kind``). A ``harm_*`` set
-is read by ``safety.harm`` (harm done to the writer by someone else), a ``medical_*`` set by
+is read by ``safety.harm`` (harm done to the writer by someone else: its patterns, then its meaning
+reading with the embedded MiniLM encoder as the detector does; ``--patterns-only`` skips the encoder), a ``medical_*`` set by
 ``safety.medical`` (an emergency of the body or a panic attack now). ``--outside DIR`` also counts
 matches of both on any other text, one message per line of each ``*.txt`` in DIR or the first column of
 each ``*.tsv`` (for example GoEmotions' comments: a match there is nearly always a false alarm, so its
 rows are printed to be read). Writes ``bench/reports/situations.json``: per set, recall and the kind
 found per gold kind, look-alikes answered, the misses and false alarms (not for held-out sets, whose
-rows are not printed), and the time per message. Patterns only: no model is loaded.
+rows are not printed), and the time per message.
 """
 
 from __future__ import annotations
@@ -30,6 +31,17 @@ from e3rg_core.understanding.safety.medical import urgent
 from e3rg_core.understanding.safety.text import canonical
 
 FINDERS = {"harm": disclosed, "medical": urgent}
+
+
+def with_meaning() -> None:
+    """Read harm as the detector does: the patterns, then the meaning of what they did not match."""
+    from e3rg_core.understanding.embedding import sentence_encoder
+    from e3rg_core.understanding.safety.harm import HarmMeaning
+    from e3rg_core.understanding.safety.meaning import MeaningScorer
+
+    encoder = sentence_encoder()
+    reader = HarmMeaning(encoder, safe=MeaningScorer(encoder)._safe)
+    FINDERS["harm"] = lambda text: disclosed(text) or reader.disclosed(text)
 
 DATA = ROOT / "bench" / "data"
 
@@ -81,9 +93,13 @@ def outside(folder: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", nargs="+", default=["harm_dev", "harm_heldout", "medical_dev", "medical_heldout"])
+    parser.add_argument("--patterns-only", action="store_true", help="harm by its patterns alone (no encoder)")
     parser.add_argument("--outside", type=Path, help="a folder of other text (*.txt lines, *.tsv first column)")
     args = parser.parse_args(argv)
-    report: dict = {"machine": machine(), "sets": {}}
+    report: dict = {"machine": machine(), "harm_read_by": "patterns" if args.patterns_only else "patterns+meaning",
+                    "sets": {}}
+    if not args.patterns_only:
+        with_meaning()
     for name in args.sets:
         path = DATA / f"{name}.jsonl"
         finder = FINDERS.get(name.split("_")[0])

@@ -182,3 +182,16 @@ def test_the_avatars_own_safety_question_does_not_make_the_answer_risk(detector)
         assert detector.assess("who made you?", history).level != "crisis"
         assert detector.assess("no, I'm ok, just tired", history).level != "crisis"
         assert detector.assess("yes. sometimes", history).level == "crisis"
+
+
+def test_harm_said_in_other_words_is_read_by_meaning_and_answered_without_presuming(detector):
+    from e3rg_core.understanding.safety import crisis_sentences
+
+    text = "He goes through my phone every night and I'm not allowed to see my sister."
+    risk = detector.assess(text)
+    assert risk.level == "crisis" and "harm-meaning" in risk.sources and risk.situation
+    said = " ".join(crisis_sentences(text, risk))
+    assert "might be reading this wrong" in said or "may have this wrong" in said
+    for calm in ("My brother beat me at chess again.", "My sister's husband hits her and I want to help her.",
+                 "I bought milk and bread on the way home.", "My coach pushes me hard in training."):
+        assert not detector.assess(calm).situation, calm

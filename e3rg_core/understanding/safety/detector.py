@@ -196,6 +196,8 @@ class RiskDetector:
         meaning = MeaningScorer(encoder) if encoder is not None else None
         self.meaning: MeaningScorer | JointScorer | None = (
             JointScorer(meaning, MeaningScorer(second)) if meaning is not None and second is not None else meaning)
+        # harm done to the writer, said in other words than the patterns know (the first encoder alone)
+        self.harm_meaning = harm.HarmMeaning(encoder, safe=meaning._safe) if meaning is not None else None
         self.thresholds = thresholds or (Thresholds() if second is not None else ONE_ENCODER)
 
     def _meaning_says(self, score: MeaningScore | None, *, margin: float, sim: float, probe: float = 0.0) -> bool:
@@ -336,6 +338,8 @@ class RiskDetector:
         # when the message came near that), unless a suicide crisis response is due, or the avatar gave the
         # harm response in one of its last three replies (then it stays caring instead of repeating it).
         hurt = harm.disclosed(current) if "patterns" in parts else None
+        if hurt is None and self.harm_meaning is not None and "meaning" in parts and level != "crisis":
+            hurt = self.harm_meaning.disclosed(current)
         if hurt is not None and level != "crisis":
             if harm.answered_recently(listener):
                 level = "care" if level == "none" else level
@@ -344,6 +348,8 @@ class RiskDetector:
                 category = category if level == "check" else "harm"
                 level, evidence = "crisis", hurt.matched
                 sources.append("harm")
+            if hurt.by_meaning and "harm" in sources:
+                sources[sources.index("harm")] = "harm-meaning"
             return RiskAssessment(level=level, category=category, sources=tuple(sources), evidence=evidence[:120],
                                   score=round(float(max(score, 1.0)), 4), judged=judged, situation=hurt.kind)
         return RiskAssessment(level=level, category=category, sources=tuple(sources), evidence=evidence[:120],

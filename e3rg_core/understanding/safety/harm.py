@@ -14,8 +14,12 @@ person, not in a game, a sport, a joke or a denial ("he would never hit me").
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
 
 from e3rg_core.understanding.safety.text import canonical
 
@@ -108,7 +112,8 @@ _ELDER = re.compile(r"\b(?:dad|father|mum|mom|mother|stepdad|stepfather|step-?da
 @dataclass(frozen=True)
 class HarmMatch:
     kind: str  # "physical" (by someone close), "assault" (by a stranger), "sexual", "threat" or "control"
-    matched: str  # the words that matched
+    matched: str  # the words that matched (by meaning: the nearest expression of the bank)
+    by_meaning: bool = False  # read by ``HarmMeaning``, not a pattern: the answer does not presume
 
     @property
     def by_elder(self) -> bool:
@@ -143,6 +148,56 @@ def disclosed(text: str) -> HarmMatch | None:
                 kind = "assault"  # by a stranger, or not said by whom: no domestic abuse line
             return HarmMatch(kind, found.group(0))
     return None
+
+
+@lru_cache(maxsize=1)
+def harm_bank() -> dict[str, Any]:
+    """``data/harm_bank.json``: expressions of harm by kind, and look-alikes (written for e3rg)."""
+    raw = json.loads(resources.files("e3rg_core.understanding").joinpath("data/harm_bank.json").read_text("utf-8"))
+    if not (isinstance(raw.get("harm"), dict) and isinstance(raw.get("safe"), list)):
+        raise ValueError("harm_bank.json needs a 'harm' table of kind -> expressions and a 'safe' list")
+    return raw
+
+
+# Where meaning alone calls a message a disclosure: the mean cosine of its 3 nearest expressions of harm is at
+# least SIM and beats that of its 3 nearest look-alikes and ordinary lines by MARGIN. Chosen on the dev sets
+# (harm_dev, harm_dev2: 0.46 of their disclosures alone, 0.048 of their look-alikes, none of 2,614 other
+# bench messages); patterns and meaning together, held-out read once: recall 0.357 -> 0.529, look-alikes
+# 0 -> 0.014.
+MEANING_SIM, MEANING_MARGIN = 0.5, 0.02
+MEANING_MIN_WORDS = 4
+
+
+class HarmMeaning:
+    """Disclosures said in other words than the patterns know ("I told the doctor I fell. I didn't fall."):
+    the message's sentence embedding against ``harm_bank.json``, with the risk bank's look-alikes and
+    ordinary lines (``safe``: their unit vectors from the same encoder) on the safe side."""
+
+    def __init__(self, encoder: Any, *, safe: Any | None = None, k: int = 3) -> None:
+        bank = harm_bank()
+        pairs = [(kind, canonical(t)) for kind, items in bank["harm"].items() for t in items]
+        self.encoder, self.k, self._np = encoder, k, encoder.np
+        self._kinds = [kind for kind, _ in pairs]
+        self._texts = [t for _, t in pairs]
+        self._harm = encoder.embed(self._texts)
+        own = encoder.embed([canonical(t) for t in bank["safe"]])
+        self._safe = own if safe is None else self._np.vstack([own, safe])
+
+    def _top(self, sims: Any) -> float:
+        k = min(self.k, sims.shape[-1])
+        return float(self._np.sort(sims)[-k:].mean())
+
+    def disclosed(self, text: str) -> HarmMatch | None:
+        """A disclosure in ``text`` (canonical) by its meaning, with the nearest expression's kind, or ``None``."""
+        if len(text.split()) < MEANING_MIN_WORDS:
+            return None
+        vector = self.encoder.embed([text])[0]
+        harm_sims = self._harm @ vector
+        harm, safe = self._top(harm_sims), self._top(self._safe @ vector)
+        if harm < MEANING_SIM or harm - safe < MEANING_MARGIN:
+            return None
+        nearest = int(self._np.argmax(harm_sims))
+        return HarmMatch(self._kinds[nearest], self._texts[nearest], by_meaning=True)
 
 
 def harm_of(text: str) -> HarmMatch | None:
@@ -191,7 +246,14 @@ _END = ("I'm here, and we can take this one step at a time.",
         "Whatever you decide to do, I'm here to listen.")
 
 
-def harm_sentences(text: str, kind: str, *, check_in: str = "") -> list[str]:
+# Read by meaning alone, the answer asks rather than presumes.
+_TENTATIVE = ("I might be reading this wrong, but it sounds like someone may be hurting or frightening you. "
+              "If so, none of it is your fault.",
+              "I may have this wrong, but what you said worries me: it sounds like someone may be harming you, "
+              "and that is never your fault.")
+
+
+def harm_sentences(text: str, kind: str, *, check_in: str = "", tentative: bool = False) -> list[str]:
     """The avatar's answer to a disclosure of ``kind`` in ``text``, one spoken piece at a time; ``check_in``
     (the question about suicide, when the message also came near that) is asked before the end."""
     if kind not in _OPENINGS:
@@ -200,7 +262,8 @@ def harm_sentences(text: str, kind: str, *, check_in: str = "") -> list[str]:
     found = disclosed(canonical(text))
     young = kind in ("physical", "threat", "control") and found is not None and found.by_elder
     resources = RESOURCES["family" if young else kind if kind in RESOURCES else "abuse"]
-    parts = [_OPENINGS[kind][pick % 2], _ASK[kind][(pick // 2) % 2], resources]
+    opening = _TENTATIVE[pick % 2] if tentative else _OPENINGS[kind][pick % 2]
+    parts = [opening, _ASK[kind][(pick // 2) % 2], resources]
     if check_in:
         parts.append(check_in)
     parts.append(_END[(pick // 4) % 2])

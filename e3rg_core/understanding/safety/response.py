@@ -163,8 +163,9 @@ def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAUL
     (``harm.harm_sentences``, with the question about suicide when the message also came near that)."""
     if risk.situation and "medical" in risk.sources:
         return medical_sentences(text, risk.situation, check_in=check_in(text) if risk.category != "medical" else "")
-    if risk.situation and "harm" in risk.sources:
-        return harm_sentences(text, risk.situation, check_in=check_in(text) if risk.category != "harm" else "")
+    if risk.situation and ("harm" in risk.sources or "harm-meaning" in risk.sources):
+        return harm_sentences(text, risk.situation, check_in=check_in(text) if risk.category != "harm" else "",
+                              tentative="harm-meaning" in risk.sources)
     pick = int.from_bytes(hashlib.sha256(text.encode("utf-8", "replace")).digest()[:4], "big")
     category = risk.category if risk.category in _OPENINGS else "unspecified"
     named = means = specific(text)
