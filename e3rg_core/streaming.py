@@ -42,7 +42,7 @@ from e3rg_core.errors import InputError
 from e3rg_core.events import (EmotionDecided, RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnEvent,
                               TurnRequest)
 from e3rg_core.stages import Stages
-from e3rg_core.threads import Handover
+from e3rg_core.threads import Handover, stopping_on
 from e3rg_core.types import Decision, Speech, Stage, Video
 
 if TYPE_CHECKING:
@@ -156,8 +156,6 @@ def _written(stages: Stages, decided: Decided, written: dict[str, float], stop: 
     Once ``stop`` is set (the turn ended early: a barge-in, a failure) llama.cpp stops at its next
     token instead of the end of its sentence, so the model is free for the next turn at once.
     """
-    from e3rg_core.understanding.llamacpp import stopping_on
-
     with stopping_on(stop), stages.measured() as clock:
         yield from stages.write(decided, first_clause_words=FIRST_CLAUSE_WORDS)
     written["reply_s"] = clock.seconds

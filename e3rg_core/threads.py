@@ -10,6 +10,7 @@ from __future__ import annotations
 import queue
 import threading
 from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import Callable, Generic, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -113,3 +114,28 @@ class Handover(Generic[T]):
             self._thread.join()
         if self._done is not None:
             self._done.result()
+
+
+_stops = threading.local()  # the event that stops a stream written for this thread (``stopping_on``)
+
+
+@contextmanager
+def stopping_on(event: threading.Event) -> Iterator[None]:
+    """A model stream read on this thread meanwhile ends at its next token once ``event`` is set
+    (a backend that streams asks ``stop_requested`` between tokens: ``understanding.llamacpp``).
+
+    A reply cut off by a barge-in otherwise went on to the end of its sentence (seconds on one
+    core) holding the model, so the next turn's decision waited for it.
+    """
+    before = getattr(_stops, "event", None)
+    _stops.event = event
+    try:
+        yield
+    finally:
+        _stops.event = before
+
+
+def stop_requested() -> bool:
+    """Whether the stream being read on this thread should stop (``stopping_on``)."""
+    event = getattr(_stops, "event", None)
+    return event is not None and event.is_set()

@@ -6,43 +6,18 @@ import logging
 import os
 import re
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from e3rg_core import cores
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError
-from e3rg_core.threads import Handover
+from e3rg_core.threads import Handover, stop_requested
 from e3rg_core.understanding.base import ChatMessage, TurnMedia
 from e3rg_core.understanding.embedded import resolve_gguf
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
-
-_stops = threading.local()  # the event that stops a stream written for this thread (``stopping_on``)
-
-
-@contextmanager
-def stopping_on(event: threading.Event) -> Iterator[None]:
-    """Streams read on this thread meanwhile end at the next token once ``event`` is set.
-
-    A reply cut off by a barge-in otherwise went on to the end of its sentence (seconds on one
-    core) holding the model, so the next turn's decision waited for it.
-    """
-    before = getattr(_stops, "event", None)
-    _stops.event = event
-    try:
-        yield
-    finally:
-        _stops.event = before
-
-
-def stop_requested() -> bool:
-    """Whether the stream being read on this thread should stop (``stopping_on``)."""
-    event = getattr(_stops, "event", None)
-    return event is not None and event.is_set()
-
 
 class _LlamaThread:
     """The one thread that every call into a llama.cpp model runs on.

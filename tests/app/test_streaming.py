@@ -18,7 +18,7 @@ from e3rg_core.errors import BackendFailed
 from e3rg_core.media.mp4 import probe
 from e3rg_core.events import EmotionDecided, RenderedPiece, SpokenPiece, StageFailure, StageResult, TurnRequest
 from e3rg_core.ui.service import Committed
-from e3rg_core.understanding.llamacpp import stop_requested
+from e3rg_core.threads import stop_requested
 from tests.app import serve
 from tests.app.serve import build
 
