@@ -21,7 +21,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from e3rg_core.understanding.safety.text import canonical
+from e3rg_core.understanding.safety.text import canonical, clause_matches
 
 # Who harms: a person close to the writer, or anyone named as a person.
 _CLOSE = (r"husband|wife|partner|boyfriend|girlfriend|bf|gf|fianc[eé]e?|ex|ex-?husband|ex-?wife|ex-?partner|"
@@ -124,29 +124,22 @@ class HarmMatch:
 def disclosed(text: str) -> HarmMatch | None:
     """The first disclosure in ``text`` (already ``canonical``) that another person harms, threatens or
     controls the writer, or ``None``."""
-    for clause in _CLAUSE.split(text):
-        clause = clause.strip()
-        if not clause:
+    for clause, kind, found in clause_matches(text, _CLAUSE, _PATTERNS):
+        if kind != "control" and _NEGATION.search(found.group(0)):
+            continue  # "he would never hit me", "she didn't hurt me"
+        if kind in ("physical", "threat") and _PLAY.search(clause) and not _EARNEST.search(clause):
             continue
-        for kind, pattern in _PATTERNS:
-            found = pattern.search(clause)
-            if found is None:
-                continue
-            if kind != "control" and _NEGATION.search(found.group(0)):
-                continue  # "he would never hit me", "she didn't hurt me"
-            if kind in ("physical", "threat") and _PLAY.search(clause) and not _EARNEST.search(clause):
-                continue
-            if kind == "physical" and re.search(r"\bkick\w* me out\b", clause):
-                continue  # thrown out of home: a hard thing, but not violence
-            if kind == "physical" and re.search(r"\bbeats? me to\b", clause[found.start():found.end() + 4]):
-                continue  # "someone beat me to it"
-            if kind == "physical" and re.search(r"\bhurt(?:s|ing)? me\b", found.group(0)) and not re.search(
-                    r"\b(?:physically|bruise\w*|bleed\w*|hit|kick\w*|punch\w*|slap\w*|again|every time|when (?:he|she) "
-                    r"drinks|drunk)\b", clause):
-                continue  # "he hurt me when he left" is a heartbreak, said in the same words
-            if kind == "physical" and not _KNOWN.search(found.group(0)):
-                kind = "assault"  # by a stranger, or not said by whom: no domestic abuse line
-            return HarmMatch(kind, found.group(0))
+        if kind == "physical" and re.search(r"\bkick\w* me out\b", clause):
+            continue  # thrown out of home: a hard thing, but not violence
+        if kind == "physical" and re.search(r"\bbeats? me to\b", clause[found.start():found.end() + 4]):
+            continue  # "someone beat me to it"
+        if kind == "physical" and re.search(r"\bhurt(?:s|ing)? me\b", found.group(0)) and not re.search(
+                r"\b(?:physically|bruise\w*|bleed\w*|hit|kick\w*|punch\w*|slap\w*|again|every time|when (?:he|she) "
+                r"drinks|drunk)\b", clause):
+            continue  # "he hurt me when he left" is a heartbreak, said in the same words
+        if kind == "physical" and not _KNOWN.search(found.group(0)):
+            kind = "assault"  # by a stranger, or not said by whom: no domestic abuse line
+        return HarmMatch(kind, found.group(0))
     return None
 
 

@@ -16,6 +16,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from e3rg_core.understanding.safety.text import clause_matches
+
+_SENTENCE = re.compile(r"[.!?;\n]+")
 _NOW_PAST = re.compile(r"\b(?:last (?:year|month|week)|years? ago|months? ago|when i was|used to|back in|in the past|"
                        r"had (?:a|my) (?:heart attack|stroke) in)\b")
 _LIGHT = re.compile(r"\b(?:lol|lmao|haha\w*|jk|kidding|laughing|laughed|so funny|hilarious)\b|\U0001f602|\U0001f923|\U0001f480")
@@ -68,25 +71,22 @@ class UrgentMatch:
 def urgent(text: str) -> UrgentMatch | None:
     """The first sign in ``text`` (already ``canonical``) of a medical emergency or a panic attack happening
     now, or ``None``."""
-    for clause in re.split(r"[.!?;\n]+", text):
-        clause = clause.strip()
-        if not clause or _NOW_PAST.search(clause) or _LIGHT.search(text) or _NOT.search(clause):
+    if _LIGHT.search(text):
+        return None
+    for clause, kind, found in clause_matches(text, _SENTENCE, _PATTERNS):
+        if _NOW_PAST.search(clause) or _NOT.search(clause):
             continue
-        for kind, pattern in _PATTERNS:
-            found = pattern.search(clause)
-            if found is None:
-                continue
-            if kind == "breath" and not _BODY.search(clause):
-                continue  # "so much work I can't breathe" is a figure of speech
-            kind = "medical" if kind == "breath" else kind
-            if kind == "someone" and re.search(r"\b(?:building|bridge|roof|tent|shelf|wall|market|economy|"
-                                               r"stock|team|deal|plan|project|talks)\b", clause):
-                continue  # "the roof collapsed", "the deal collapsed"
-            if kind == "someone" and re.search(r"\b(?:phone|laptop|computer|battery|car|baby monitor)\b", clause):
-                continue
-            if kind == "medical" and _ASKS.search(clause):
-                kind = "ask"  # "should I be worried that my chest hurts when I climb stairs?"
-            return UrgentMatch(kind, found.group(0))
+        if kind == "breath" and not _BODY.search(clause):
+            continue  # "so much work I can't breathe" is a figure of speech
+        kind = "medical" if kind == "breath" else kind
+        if kind == "someone" and re.search(r"\b(?:building|bridge|roof|tent|shelf|wall|market|economy|"
+                                           r"stock|team|deal|plan|project|talks)\b", clause):
+            continue  # "the roof collapsed", "the deal collapsed"
+        if kind == "someone" and re.search(r"\b(?:phone|laptop|computer|battery|car|baby monitor)\b", clause):
+            continue
+        if kind == "medical" and _ASKS.search(clause):
+            kind = "ask"  # "should I be worried that my chest hurts when I climb stairs?"
+        return UrgentMatch(kind, found.group(0))
     return None
 
 

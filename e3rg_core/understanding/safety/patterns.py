@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from e3rg_core.understanding.safety.text import clause_matches
+
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("explicit", r"\b(?:kill|killing|killed|hang|hanging|hanged|shoot|shooting|drown|drowning|off|offing|poison|poisoning) myself\b"),
     ("explicit", r"\bend(?:ing)? (?:it all|my (?:own )?life|everything|it (?:tonight|soon|for good|today|now|this week)|things(?! with\b| off with\b| between\b))"),
@@ -106,20 +108,15 @@ def _said_of_others(clause: str, start: int) -> bool:
 
 def match(text: str) -> PatternMatch | None:
     """The first first-person risk statement in ``text`` (already ``canonical``), or ``None``."""
-    for clause in _CLAUSE.split(text):
-        clause = clause.strip()
-        if not clause:
+    for clause, category, found in clause_matches(text, _CLAUSE, _COMPILED):
+        if _said_of_others(clause, found.start()):
             continue
-        for category, pattern in _COMPILED:
-            found = pattern.search(clause)
-            if found is None or _said_of_others(clause, found.start()):
-                continue
-            if category in ("self_harm", "reckless_intent") and _ACCIDENT.search(clause):
-                continue
-            if found.group(0).startswith("killed ") and (PLAY.search(clause) or _ACCIDENT.search(clause)):
-                continue  # "killed myself" said of the past is a game or an accident: nobody reports their own death
-            if category == "plan_means" and found.group(0).startswith(("count", "collect")) \
-                    and _ROUTINE.search(clause) and not re.search(r"\b(?:lethal|enough|all of)\b", clause):
-                continue  # counted to keep to the schedule; saving or stockpiling them is never routine
-            return PatternMatch(category, found.group(0))
+        if category in ("self_harm", "reckless_intent") and _ACCIDENT.search(clause):
+            continue
+        if found.group(0).startswith("killed ") and (PLAY.search(clause) or _ACCIDENT.search(clause)):
+            continue  # "killed myself" said of the past is a game or an accident: nobody reports their own death
+        if category == "plan_means" and found.group(0).startswith(("count", "collect")) \
+                and _ROUTINE.search(clause) and not re.search(r"\b(?:lethal|enough|all of)\b", clause):
+            continue  # counted to keep to the schedule; saving or stockpiling them is never routine
+        return PatternMatch(category, found.group(0))
     return None

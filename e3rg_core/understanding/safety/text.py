@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
+from typing import Iterator, Sequence
 
 from e3rg_core.understanding.safety.bank import bank_tables
 
@@ -142,3 +143,18 @@ def canonical(text: str) -> str:
     for pattern, replacement in _SLANG_COMPILED:
         text = pattern.sub(replacement, text)
     return _SPACES.sub(" ", text).strip()
+
+
+def clause_matches(text: str, clauses: re.Pattern[str],
+                   patterns: Sequence[tuple[str, re.Pattern[str]]]) -> Iterator[tuple[str, str, re.Match[str]]]:
+    """``(clause, name, match)`` for each of ``patterns`` (name, compiled) found in each clause of ``text``
+    (split by ``clauses``, stripped, empty ones skipped), clause by clause and pattern by pattern: the
+    pattern layers read a message this way and keep the first match their own rules accept."""
+    for clause in clauses.split(text):
+        clause = clause.strip()
+        if not clause:
+            continue
+        for name, pattern in patterns:
+            found = pattern.search(clause)
+            if found is not None:
+                yield clause, name, found
