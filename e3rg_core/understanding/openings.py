@@ -46,10 +46,10 @@ BANK: dict[str, tuple[str, ...]] = {
     # Good news that the vote read as a painful feeling (a relief, a kindness after a hard week): glad,
     # not jubilant, as the message's own words are surer than the vote but not of which joy it is.
     "glad": ("Oh, I'm so glad.", "I'm really glad.", "Oh, that's good.", "Oh, I'm glad."),
-    # The start of an answer to a question put to the avatar, not a sentence: the model finishes it, so it
-    # answers instead of asking back ("What do you think makes your favourite food special?").
     # Thanks to the avatar itself ("thanks for listening, that helped"): glad it helped, and the door left open.
     "thanked": ("I'm really glad it helped.", "I'm so glad.", "Thank you for saying that."),
+    # The start of an answer to a question put to the avatar, not a sentence: the model finishes it, so it
+    # answers instead of asking back ("What do you think makes your favourite food special?").
     "answer": ("I'd say", "Honestly, I'd say", "I think"),
     # ... to a question about what the person should do ("What can I do tonight?", "Should I bring food?"):
     # begun in the second person, since after "I think" the model went on as the person ("I think it
