@@ -40,7 +40,7 @@ def with_meaning() -> None:
     from e3rg_core.understanding.safety.meaning import MeaningScorer
 
     encoder = sentence_encoder()
-    reader = HarmMeaning(encoder, safe=MeaningScorer(encoder)._safe)
+    reader = HarmMeaning(encoder, safe=MeaningScorer(encoder).safe_vectors)
     FINDERS["harm"] = lambda text: disclosed(text) or reader.disclosed(text)
 
 DATA = ROOT / "bench" / "data"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from e3rg_core.types import RiskAssessment, Utterance
-from e3rg_core.understanding.safety import RiskDetector, crisis_sentences
-from e3rg_core.understanding.safety.harm import harm_of, harm_sentences
+from e3rg_core.understanding.safety import RiskDetector, canonical, crisis_sentences
+from e3rg_core.understanding.safety.harm import disclosed, harm_sentences
 
 DEV = Path(__file__).resolve().parents[2] / "bench" / "data" / "harm_dev.jsonl"
 
@@ -25,7 +25,7 @@ DEV = Path(__file__).resolve().parents[2] / "bench" / "data" / "harm_dev.jsonl"
     ("My boyfriend won't let me see my family.", "control"),
 ])
 def test_a_disclosure_is_found_with_its_kind(text, kind):
-    found = harm_of(text)
+    found = disclosed(canonical(text))
     assert found is not None and found.kind == kind, found
 
 
@@ -43,13 +43,13 @@ def test_a_disclosure_is_found_with_its_kind(text, kind):
     "My trainer pushes me hard but I love it.",
 ])
 def test_its_look_alikes_are_not(text):
-    assert harm_of(text) is None
+    assert disclosed(canonical(text)) is None
 
 
 def test_the_dev_set():
     rows = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
-    harm = [harm_of(r["text"]) is not None for r in rows if r["harm"]]
-    safe = [harm_of(r["text"]) is not None for r in rows if not r["harm"]]
+    harm = [disclosed(canonical(r["text"])) is not None for r in rows if r["harm"]]
+    safe = [disclosed(canonical(r["text"])) is not None for r in rows if not r["harm"]]
     assert len(harm) >= 25 and len(safe) >= 25
     assert sum(harm) / len(harm) >= 0.9  # measured 1.0 (bench/reports/situations.json)
     assert sum(safe) / len(safe) <= 0.1  # measured 0.0
@@ -97,4 +97,4 @@ def test_a_parent_or_teacher_doing_it_names_the_child_lines_too():
     said = " ".join(harm_sentences("my dad hits me when he's angry", "physical"))
     assert "Childline" in said and "1-800-799-7233" in said
     assert "Childline" not in " ".join(harm_sentences("my boyfriend hits me", "physical"))
-    assert harm_of("the boys at school hit me every day").kind == "assault"  # bullies: no domestic abuse line
+    assert disclosed(canonical("the boys at school hit me every day")).kind == "assault"  # bullies: no domestic abuse line

@@ -197,7 +197,7 @@ class RiskDetector:
         self.meaning: MeaningScorer | JointScorer | None = (
             JointScorer(meaning, MeaningScorer(second)) if meaning is not None and second is not None else meaning)
         # harm done to the writer, said in other words than the patterns know (the first encoder alone)
-        self.harm_meaning = harm.HarmMeaning(encoder, safe=meaning._safe) if meaning is not None else None
+        self.harm_meaning = harm.HarmMeaning(encoder, safe=meaning.safe_vectors) if meaning is not None else None
         self.thresholds = thresholds or (Thresholds() if second is not None else ONE_ENCODER)
 
     def _meaning_says(self, score: MeaningScore | None, *, margin: float, sim: float, probe: float = 0.0) -> bool:
@@ -325,9 +325,10 @@ class RiskDetector:
         # asking about suicide instead of sending for help.
         listener = [u.text for u in history if u.role == "listener"]
         emergency = medical.urgent(current) if "patterns" in parts else None
+        told = emergency is not None and medical.answered_recently(listener)
         if emergency is not None and not (level == "crisis" and found is not None) and not (
-                medical.answered_recently(listener) and level in ("crisis", "check")):
-            if medical.answered_recently(listener):  # said just now: stay caring, do not repeat it
+                told and level in ("crisis", "check")):
+            if told:  # said just now: stay caring, do not repeat it
                 level, category, sources = "care", category or "medical", []
             else:
                 category = category if level in ("crisis", "check") else "medical"

@@ -193,11 +193,6 @@ class HarmMeaning:
         return HarmMatch(self._kinds[nearest], self._texts[nearest], by_meaning=True)
 
 
-def harm_of(text: str) -> HarmMatch | None:
-    """``disclosed`` on raw text."""
-    return disclosed(canonical(text))
-
-
 #: Where help is, by kind of harm (said at the end of the answer; ``[safety]`` resources localise the
 #: suicide line only).
 RESOURCES = {
@@ -264,7 +259,6 @@ def harm_sentences(text: str, kind: str, *, check_in: str = "", tentative: bool 
 
 
 def answered_recently(listener_lines: list[str], *, turns: int = 3) -> bool:
-    """One of the avatar's last ``turns`` replies was this answer (its help lines): the next message about
-    it gets a calm reply, not the same paragraph again."""
-    marks = ("1-800-799-7233", "1-800-656-4673", "1-800-422-4453", "If you're hurt or in danger right now")
-    return any(mark in line for line in listener_lines[-turns:] for mark in marks)
+    """One of the avatar's last ``turns`` replies was this answer (it says one of ``RESOURCES``): the next
+    message about it gets a calm reply, not the same paragraph again."""
+    return any(said in line for line in listener_lines[-turns:] for said in RESOURCES.values())

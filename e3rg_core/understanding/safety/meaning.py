@@ -141,6 +141,11 @@ class MeaningScorer:
         self._kept: OrderedDict[tuple[str, str], MeaningScore] = OrderedDict()
         self._kept_lock = threading.Lock()
 
+    @property
+    def safe_vectors(self) -> Any:
+        """The unit vectors of the bank's look-alikes and ordinary lines (the safe side), one row each."""
+        return self._safe
+
     def _topk(self, sims: Any) -> Any:
         k = min(self.k, sims.shape[1])
         return self._np.sort(sims, axis=1)[:, -k:].mean(axis=1)

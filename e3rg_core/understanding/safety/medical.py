@@ -135,5 +135,6 @@ def medical_sentences(text: str, kind: str, *, check_in: str = "") -> list[str]:
 
 
 def answered_recently(listener_lines: list[str], *, turns: int = 2) -> bool:
-    """One of the avatar's last ``turns`` replies was this answer: the next message gets a calm reply."""
-    return any("999 in the UK, 112" in line for line in listener_lines[-turns:])
+    """One of the avatar's last ``turns`` replies was this answer (it says ``CALL``, capitalised or not): the
+    next message gets a calm reply."""
+    return any(CALL[1:] in line for line in listener_lines[-turns:])
