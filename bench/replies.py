@@ -2,14 +2,15 @@
 multi-turn conversations written for e3rg, turn after turn with its own replies in the history, and
 each reply is checked by the fault detectors (``e3rg_core.understanding.faults``).
 
-    python bench/replies.py [--set dev|dev2|dev3|heldout] [--limit N] [--prompt emotion_aware|strategy|e3rg]
+    python bench/replies.py [--set dev|dev2|dev3|dev4|heldout] [--limit N] [--prompt emotion_aware|strategy|e3rg]
                             [--no-screen] [--no-openings] [--free] [--name NAME]
 
 ``bench/data/replies_dev.jsonl`` is for choosing what to change, ``replies_dev2.jsonl`` (15
 conversations written later, by the engineer changing the composer) a second check that a change
 carries beyond the set it was chosen on, ``replies_dev3.jsonl`` (33 conversations in styles the others
 lack: texting and typos, mixed news, questions mid-conversation, quotations with "I" or "you" in them,
-long messages, answers to the avatar's own question) a third; ``replies_heldout.jsonl`` was written separately and is only
+long messages, answers to the avatar's own question) a third, and ``replies_dev4.jsonl`` (36 conversations
+written by someone who had read no code, measured before the changes made with it) a fourth; ``replies_heldout.jsonl`` was written separately and is only
 measured. The report gives the share of replies with any fault, each
 detector's share (and the share among replies the risk detector left alone: no crisis response or
 check-in, which are long on purpose and count as over the limit), Dist-1/2 (E3RG's per-response mean and over the corpus), the seconds to decide the
@@ -35,7 +36,7 @@ from e3rg_core.understanding import engine
 from e3rg_core.understanding.engine import Understander
 from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
 
-SETS = {name: ROOT / "bench" / "data" / f"replies_{name}.jsonl" for name in ("dev", "dev2", "dev3", "heldout")}
+SETS = {name: ROOT / "bench" / "data" / f"replies_{name}.jsonl" for name in ("dev", "dev2", "dev3", "dev4", "heldout")}
 
 
 def load(path: Path, limit: int | None, only: str | None = None) -> list[dict]:

@@ -54,8 +54,8 @@ def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = ()
         return False
     mine, message = _stems(sentence), _stems(user_text)
     conversation = message.union(*(_stems(line) for line in earlier))
-    if len(mine & message) < min(2, len(message)):
-        return False  # not about what they just said
+    if len(mine & message) < min(2 if begins_you else 1, len(message)):
+        return False  # not about what they just said (the person's own sentence turned is, by one word)
     return len(mine - conversation) <= 1  # the person's facts, not new ones
 
 
@@ -93,7 +93,8 @@ _LEADING = re.compile(r"^(?:and|but|so|then|just|still|also|oh|ok|okay|well|anyw
 
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is
 # not turned (see ``flipped``).
-_FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*", re.IGNORECASE)
+_FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*"
+                      r"|,\s*thank you very much(?=[\s.!?]*$)", re.IGNORECASE)  # "..., thank you very much." is no thanks
 _TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn)$", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 # Contractions typed without their apostrophe, so that they turn ("dont know" -> "don't know").
@@ -126,7 +127,8 @@ _QUESTION = re.compile(
     r"^(?:(?:how|what|wat|wut|why|where|when|who|which)\s+(?:do|does|did|can|could|should|would|will|is|are|was|am|"
     r"has|have|if|much|many|long|often|else)\b|(?:do|does|did|can|could|should|would|will|is|are|am|have|has|"
     r"was|were)\s+(?:i|you|u|we|they|he|she|it|there|anyone|people|someone|kids|this|that)\b|"
-    r"(?:any|got any)\s+(?:tips|ideas|advice|idea|thoughts)\b)", re.IGNORECASE)
+    r"(?:any|got any)\s+(?:tips|ideas|advice|idea|thoughts)\b|which\s+(?:one|ones|of|would|should)\b|(?:you|u)\s+(?:ever|think|reckon)\b|ever\s+(?:been|tried|had|seen|done)\b|"
+    r"(?:what|how)\s+about\s+(?:you|u)\b|thoughts\W*$)", re.IGNORECASE)
 
 
 def is_question(sentence: str) -> bool:
@@ -176,6 +178,16 @@ def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
                 # "I was told in my review that I'm 'not leadership material', two weeks after ...": the
                 # point comes before the first comma
                 yield head, False
+            main = _TRAILING_CLAUSE.split(clauses[0], 1)[0]
+            if main != clauses[0] and len(main.split()) >= 5:
+                # "My flatmate has been carrying my laundry up three flights of stairs without me even
+                # asking": what happened, without the circumstance after it
+                yield main, False
+
+
+# A circumstance that ends a sentence and can be left off without changing what happened in it.
+_TRAILING_CLAUSE = re.compile(r",?\s+(?:without|when|whenever|after|before|until|since|"
+                              r"as soon as)\s+", re.IGNORECASE)
 
 
 # A sentence about someone else that can be reported as theirs ("You said the other boy got nothing."):
@@ -249,6 +261,46 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     return ""
 
 
+# The words that begin a fragment said back inside a longer one ("Whole team, no warning."): the rest
+# keep their capital, as a name might ("Dinner. Maria cancelled." is said back as two).
+_JOINS_LOWER = faults._STOP | {"no", "not", "never", "third", "fourth", "fifth", "second", "first", "last", "another",
+                               "still", "again", "only", "zero", "nothing", "none", "every", "all", "whole", "he", "he's", "she",
+                               "she's", "they", "they're", "it", "it's", "that's", "there's"}
+_SUBJECT_PRONOUN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|we|we're|we've|we'd|we'll|us)\b")
+MAX_ECHO_WORDS = 12
+
+
+def echoed(user_text: str) -> str:
+    """A message of short pieces with no one doing anything in them ("whole team. no warning.",
+    "Pneumonia. He's 82.", "ugh worst day ever tbh") said back as it came, the way a listener repeats
+    the words that matter ("Whole team, no warning."): "my" turned to "your", fillers left off. ""
+    when the message is longer, asks something, speaks to the avatar, quotes someone, has the person as
+    a subject ("I'm fine" said back as "You're fine" is no listening), or has fewer than two words of its
+    own to say back."""
+    pieces = []
+    for raw, piece in _sentences(user_text):
+        piece = _TRAILING.sub("", piece).strip(" ,;:-")
+        if not piece:
+            continue
+        if is_question(raw) or speaks_to_listener(piece) or _QUOTE_OPEN.search(piece) or len(piece.split()) > 6:
+            return ""
+        if _SUBJECT_PRONOUN.search(canonical(piece)) or lacks_subject(piece):
+            return ""
+        pieces.append(second_person(piece))
+    if not pieces or not 2 <= sum(len(p.split()) for p in pieces) <= MAX_ECHO_WORDS:
+        return ""
+    if not all(re.fullmatch(r"[\w' ,%$£€&-]+", p) for p in pieces) or len(faults.specific_words(" ".join(pieces))) < 2:
+        return ""
+    said = pieces[0][0].upper() + pieces[0][1:]
+    for piece in pieces[1:]:
+        first = piece.split()[0]
+        if first.lower() in _JOINS_LOWER or first.islower():
+            said += ", " + piece[0].lower() + piece[1:]
+        else:
+            said += ". " + piece
+    return said + "."
+
+
 # A sentence that reports what someone said ("They said they'd call by Friday"): its verb, near the start,
 # after someone who can tell the person something (not "it", "the sign").
 _SAID = re.compile(r"\b(said|says)\b(?!\s+to\b)", re.IGNORECASE)
@@ -306,8 +358,8 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
              "That's worth holding on to."),
     "thanked": ("I'm here whenever you want to talk.", "I'm always happy to listen.",
                 "It's been good talking with you."),
-    "plain": ("Tell me more?", "How did that come about?", "What's it like?", "How is it going so far?",
-              "What got you into it?"),
+    "plain": ("Tell me more?", "How do you feel about it?", "What's it like?", "How is it going so far?",
+              "What's on your mind about it?"),
 }
 _GROUP = {"pride": "pride", "warm": "good", "excited": "good", "joy": "good", "surprise": "surprise",
           "impressed": "impressed", "glad": "glad"}
@@ -318,12 +370,19 @@ _LOST = re.compile(r"\b(?:died|dead|death|passed away|passed on|funeral|lost (?:
                    r"gone|miss (?:her|him|them)|grave|widow\w*|bereave\w*)\b")
 
 
+# A promise to tell the avatar how something turns out.
+_WILL_TELL = re.compile(r"\b(?:let you know|keep you posted|tell you|update you|report back)\b")
+
+
 def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: str = "", seed: int = 0,
             earlier: Sequence[str] = ()) -> str:
     """A closing line for a reply of opening family ``fam``: varied by message, not in the previous reply,
     sharing as few words as possible with what the reply already says (``said``), and speaking of a
     gap only where the person (``user_text`` or ``earlier``) spoke of a loss."""
-    options = CLOSINGS[_GROUP.get(fam or "", fam if fam in CLOSINGS else "plain")]
+    group = _GROUP.get(fam or "", fam if fam in CLOSINGS else "plain")
+    if group == "thanked" and _WILL_TELL.search(canonical(user_text)):
+        return "Do let me know how it goes."  # "thanks, I'll let you know how it goes"
+    options = CLOSINGS[group]
     if not any(_LOST.search(canonical(line)) for line in (*earlier[-3:], user_text)):
         options = tuple(line for line in options if line not in _AFTER_A_LOSS) or options
     start = int.from_bytes(hashlib.sha256(f"{seed}\2{user_text}".encode("utf-8", "replace")).digest()[:4], "big")

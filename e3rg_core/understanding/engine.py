@@ -422,7 +422,7 @@ class Understander:
         if opening:
             yield opening
         # thanks for the talk: nothing to say back, the door left open
-        restated = "" if fam == "thanked" else self._restatement(decided, ctx)
+        restated = "" if fam == "thanked" else self._restatement(decided, ctx, echo=bool(opening))
         if not restated and not opening:
             yield from self._written_sentences(decided, first_clause_words=first_clause_words)
             return
@@ -434,7 +434,7 @@ class Understander:
             recent_bad = ctx.news == "bad" or any(openings.bad_news_words(line)
                                                   for line in ctx.earlier_user[-openings.RECENT_LINES:])
             told = openings.tone(decided.turn.text)
-            group = fam or ("glad" if told == "good" else "hard" if recent_bad else None)
+            group = fam or ("glad" if told == "good" else "hard" if recent_bad or told == "bad" else None)
             # not a line any of the last three replies ended on: "How are you holding up?" twice in
             # four turns reads as a script
             listener = [h.text for h in decided.turn.history if h.role == "listener"][-3:]
@@ -442,12 +442,14 @@ class Understander:
                                    previous_reply=" ".join(listener), seed=self.settings.seed,
                                    earlier=ctx.earlier_user)
 
-    def _restatement(self, decided: Decided, ctx: faults.ReplyContext) -> str:
+    def _restatement(self, decided: Decided, ctx: faults.ReplyContext, *, echo: bool = False) -> str:
         """What happened, said back to the person as "you": their own sentence turned (``composer.flipped``)
-        where it fits, else the model's short extraction, checked against the conversation and the fault
-        detectors (asked twice), else "". The person's own words come first: on the dev conversations
-        they fitted far more often than the embedded model's extraction (2 of about 46 of its candidates
-        passed the checks, one of them wrong), and they cost no model call."""
+        where it fits, else (with ``echo``: after an opening that says how it lands) a message of short
+        pieces said back as it came (``composer.echoed``: "Whole team, no warning."), else the model's
+        short extraction, checked against the conversation and the fault detectors (asked twice), else
+        "". The person's own words come first: on the dev conversations they fitted far more often than
+        the embedded model's extraction (2 of about 46 of its candidates passed the checks, one of them
+        wrong), and they cost no model call."""
         s, turn, u = self.settings, decided.turn, decided.decision
         responder = self._backends[s.responder]
 
@@ -460,6 +462,10 @@ class Understander:
         turned = composer.flipped(turn.text)
         if turned and fits(turned, begins_you=False):
             return turned
+        said_back = composer.echoed(turn.text) if echo else ""
+        if said_back and not faults.faults(said_back, ctx, names=(*SCREENED_FAULTS, "tone_mismatch")) and safety.check(
+                said_back, user_text=turn.text, coarse=u.coarse, risk=u.risk).ok:
+            return said_back
         examples = prompts.select_examples(turn.text, s.shots, seed=s.seed)
         messages = prompts.restatement_messages(turn, examples=examples, max_utterances=s.history_utterances)
         for attempt in range(2):

@@ -237,7 +237,7 @@ _GENERIC_WORDS = frozenset(
 )
 
 
-def _stems(text: str) -> set[str]:
+def specific_words(text: str) -> set[str]:
     """Content words of ``text``, each cut to its first five letters (so "crosswords" meets "crossword")."""
     return {w[:5] for w in _WORD.findall(_lower(text)) if w not in _STOP and w not in _GENERIC_WORDS and len(w) > 2}
 
@@ -249,11 +249,11 @@ def generic(reply: str, ctx: ReplyContext) -> bool:
     its own ("ok", "haha thanks") are left alone."""
     if ctx.asks:
         return False
-    message = _stems(ctx.user_text)
+    message = specific_words(ctx.user_text)
     if len(message) < 2:
         return False
-    said = message.union(*(_stems(line) for line in ctx.earlier_user[-2:]))
-    mine = _stems(reply)
+    said = message.union(*(specific_words(line) for line in ctx.earlier_user[-2:]))
+    mine = specific_words(reply)
     # two specific words of its own ("Waiting for results is so hard.") make it about something
     return not (mine & said) and len(mine) < 2
 

@@ -110,14 +110,15 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
     said = tone(user_text)
     if fam is None or confidence < MIN_CONFIDENCE:
-        # an unsure vote: good news in the message's own words still gets a glad opening, so the model
-        # is not left to write the whole reply ("Oleg recommended me" -> "Oleg is being very rude")
-        return "glad" if said == "good" else None
+        # an unsure vote: good or bad news in the message's own words still gets a glad or a gentle
+        # opening, so the model is not left to write the whole reply ("Oleg recommended me" -> "Oleg is
+        # being very rude")
+        return "glad" if said == "good" else "hard" if said == "bad" else None
     if fam in _GOOD_FAMILIES:
-        if said == "bad" or said is None and all(_told(user_text)):
-            # "Of course I was in the kitchen and missed it" is no achievement; "the best boss I've ever
-            # had is leaving" is no news to be excited about
-            return None
+        if said == "bad":
+            return "hard"  # "Of course I was in the kitchen and missed it" is no achievement
+        if said is None and all(_told(user_text)):
+            return None  # "the best boss I've ever had is leaving" is no news to be excited about
         if said is None and not _SHARED_JOY.search(user_text) and confidence < CHEER_CONFIDENCE:
             # nothing in the message's own words says it went well, no "!" shares it, and the vote is not
             # sure: "Bought milk and bread on the way home." read as happy got "Oh, that's great news! ...
@@ -153,8 +154,11 @@ _BAD_WORDS = re.compile(
     r"hurt\w*|sick|ill|pain|argu\w*|snapped|shout\w*|yell\w*|lonely|ignor\w*|stuck|unfair|regret\w*|"
     r"sorry|guilty|ashamed|embarrass\w*|cringe|awkward|humiliat\w*|blank|shaking|panic\w*|stress\w*|"
     r"exhausted|tired|furious|angry|annoy\w*|upset|disappoint\w*|gutted|cancell?ed|complain\w*|"
-    r"warning|fined|left out|forgot|forgetting|struggl\w*|never again|ruin\w*|leaving|don't want|"
-    r"on (?:my|our) own|by myself|(?:i|i'm|we|we're)\b[^.!?]{0,25}\balone)\b")
+    r"warning|fined|left out|forgot|forgetting|wrong|struggl\w*|never again|ruin\w*|leaving|don't want|"
+    r"on (?:my|our) own|by myself|(?:i|i'm|we|we're)\b[^.!?]{0,25}\balone|"
+    # how the person is themselves ("She's excited but I'm a wreck")
+    r"a (?:nervous )?wreck|a mess|falling apart|heartbroken|miserable|depressed|anxious|terrified|overwhelmed|"
+    r"drained|burn[te]d? out|freaking out|bummed|hopeless)\b")
 # Joy shared in the writing itself: an exclamation mark, a smiling or celebrating emoji.
 _SHARED_JOY = re.compile("!|[\U0001F600-\U0001F60D\U0001F970\U0001F973\U0001F389\U0001F38A\u2764\U0001F495-\U0001F49F\U0001F64C]")
 _QUOTED = re.compile(r"(?:^|(?<=\s))['\"][^'\"]{1,80}['\"]")
@@ -173,14 +177,28 @@ def _told(user_text: str) -> tuple[int, int]:
     return good, bad + len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)
 
 
+# Where a message turns to what weighs more with the person ("She's excited but I'm a wreck").
+_CONTRAST = re.compile(r"[,;]?\s+(?:but|though|although|except)\s+(?=\S)|,\s*(?:tho|though)\b")
+
+
 def tone(user_text: str) -> str | None:
     """"good" or "bad" when the message's own words say how things went and do not also say the
-    opposite, else ``None``. A good word negated ("not great") counts as bad."""
+    opposite, else ``None``. A good word negated ("not great") counts as bad. Where both are said and
+    the message turns ("but", "though") to something that went only one way, that way is its tone: what
+    comes after the turn is what weighs ("Finally home, but I lost my keys" is bad; "Mum cried, but
+    she's thrilled" good). A message that names bad news gets a gentle opening whatever its tone
+    (``family``)."""
     good, bad = _told(user_text)
     if good and not bad:
         return "good"
     if bad and not good:
         return "bad"
+    if good and bad:
+        last = _CONTRAST.split(canonical(user_text))
+        if len(last) > 1:
+            after_good, after_bad = _told(last[-1])
+            if after_bad != bool(after_good):
+                return "bad" if after_bad else "good"
     return None
 
 
@@ -188,6 +206,7 @@ def tone(user_text: str) -> str | None:
 _THANKS = re.compile(
     r"\b(?:thanks|thank you|thank u|thx|ty|cheers)\b[^.!?]{0,20}?\b(?:for (?:listening|being here|being there|the chat|"
     r"talking|this|your help|the help|hearing me out|your time|that|the advice|understanding|letting me vent)|so much)"
+    r"|^(?:thanks|thank you|thank u|thx|ty|cheers)(?: (?:so much|again|x+))?\s*(?:[.!]|$)"  # "thank you. he'd have liked you"
     r"|\b(?:that|this|talking|you|it) (?:actually |really |honestly )?(?:helped|helps)\b"
     r"|\bi feel (?:a (?:bit|little|lot) )?better (?:now|after talking|for talking)\b")
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from e3rg_core.understanding import composer
+from e3rg_core.types import RiskAssessment
+from e3rg_core.understanding import composer, safety
 from e3rg_core.understanding.faults import ADVICE, CHEERFUL, ReplyContext, faults
 
 LAID_OFF = "I got laid off this morning after twelve years at the company."
@@ -191,3 +192,58 @@ def test_a_said_that_is_not_someone_telling_them_keeps_the_report():
 
 def test_a_question_typed_as_it_is_said_is_heard():
     assert composer.asks_listener("wat would u even do")
+
+
+@pytest.mark.parametrize("message, said_back", [
+    ("whole team. no warning.", "Whole team, no warning."),
+    ("ugh worst day ever tbh", "Worst day ever."),
+    ("Pneumonia. He's 82.", "Pneumonia, he's 82."),
+    ("my flight. cancelled. again.", "Your flight, cancelled, again."),
+    ("Dinner. Maria cancelled.", "Dinner. Maria cancelled."),  # a name keeps its capital
+])
+def test_a_message_of_short_pieces_is_echoed_as_it_came(message, said_back):
+    assert composer.echoed(message) == said_back
+    assert composer.flipped(message) == ""  # nothing in it to turn
+
+
+@pytest.mark.parametrize("message", [
+    "I'm fine.",  # the person as a subject: "You're fine." would be no listening
+    "ok",  # nothing to say back
+    "Monday.",
+    "Did you see the match?",  # a question
+    "You always say that.",  # to the avatar
+    "Rain, rain, rain, all week, every single day, and the roof is leaking again.",  # too long to echo
+    "Gave the best man speech yesterday.",  # the person is its left-out subject
+])
+def test_a_message_that_is_no_fragment_is_not_echoed(message):
+    assert composer.echoed(message) == ""
+
+
+def test_a_long_sentence_is_said_back_without_the_circumstance_that_ends_it():
+    message = "My flatmate Jonas has been carrying my laundry up and down three flights of stairs without me even asking."
+    assert composer.flipped(message) == (
+        "Your flatmate Jonas has been carrying your laundry up and down three flights of stairs.")
+
+
+def test_thank_you_very_much_at_the_end_is_no_thanks_to_the_avatar():
+    assert composer.flipped("I'm staying inside with tea, thank you very much.") == "You're staying inside with tea."
+
+
+def test_a_promise_to_say_how_it_goes_is_met_with_wanting_to_hear():
+    line = composer.closing("thanked", "thanks for listening. I'll let you know how it goes")
+    assert line == "Do let me know how it goes."
+    assert composer.closing("thanked", "thanks for listening") in composer.CLOSINGS["thanked"]
+    nervous = "thanks for listening. I'm nervous, I'll let you know how it goes"
+    assert safety.check(line, user_text=nervous, coarse="fear", risk=RiskAssessment(level="care")).ok
+
+
+@pytest.mark.parametrize("message", ["which one would you go for", "Which of them should I pick", "u ever been to japan",
+                                     "you think she meant it", "what about you", "any thoughts"])
+def test_a_which_question_is_heard_without_its_question_mark(message):
+    assert composer.asks_listener(message)
+
+
+@pytest.mark.parametrize("message", ["You think you know someone.", "Ever since then it has been hard.",
+                                     "I thought about you."])
+def test_a_statement_with_question_words_in_it_asks_nothing(message):
+    assert not composer.asks_listener(message)

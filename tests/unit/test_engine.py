@@ -456,3 +456,21 @@ def test_a_plain_message_with_nothing_to_restate_is_written_by_the_model():
     assert engine.opening(decided)[1] == ""
     sentences = list(engine.reply_sentences(decided))
     assert sentences and not sentences[0].startswith("You know")
+
+
+def test_a_message_of_short_pieces_is_echoed_after_an_opening_with_no_model_call():
+    chat = ContinuingChat(label="angry", reply=" were let go.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="whole team. no warning."))
+    sentences = list(engine.reply_sentences(decided))
+    fam, opening = engine.opening(decided)
+    assert opening and sentences[:2] == [opening, "Whole team, no warning."]
+    assert chat.prefixes == []  # said back as it came, not asked of the model
+
+
+def test_with_no_opening_short_pieces_are_not_echoed_as_if_the_avatar_said_them():
+    chat = ContinuingChat(label="neutral", reply=" had a quiet one too.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="Nothing much, just the usual."))
+    assert engine.opening(decided)[1] == ""
+    assert "Nothing much, just the usual." not in list(engine.reply_sentences(decided))

@@ -99,7 +99,12 @@ def test_no_cheerful_opening_right_after_bad_news_in_the_conversation():
     ("The person who got the role has been here eight months.", None),  # someone else's good news
     ("My boss called it a 'brilliant idea' in front of everyone.", None),  # quoted words are not theirs
     ("Planted tomatoes this weekend.", None),
-    ("Finally home, but I lost my keys on the way.", None),  # both
+    ("Finally home, but I lost my keys on the way.", "bad"),  # both, and the turn goes to what went badly
+    ("She's excited but I'm a wreck.", "bad"),  # how the person is weighs more than how others are
+    ("It was awful but I passed!", "good"),
+    ("Mum cried, but she's thrilled.", "good"),
+    ("I passed but I'm exhausted and I hate it.", "bad"),
+    ("I passed and I'm exhausted.", None),  # no turn: both
     ("Spent my birthday on my own this year.", "bad"),
 ])
 def test_the_message_own_words_say_how_things_went(text, said):
@@ -109,7 +114,7 @@ def test_the_message_own_words_say_how_things_went(text, said):
 def test_good_news_read_as_a_painful_feeling_gets_a_glad_opening_and_bad_news_no_cheer():
     assert fam("The scan shows it hasn't spread.", "afraid", "fear") == "glad"
     assert fam("He said he's recommended me for the role before he goes.", "contempt", "contempt") == "glad"
-    assert fam("Of course I was in the kitchen and missed it.", "impressed", "happy") is None
+    assert fam("Of course I was in the kitchen and missed it.", "impressed", "happy") == "hard"  # gentle, no cheer
     assert fam("I had my first conversation in Japanese today.", "impressed", "happy") == "impressed"
     # good and bad words both: no cheer, whatever the vote read
     assert fam("My coach, the best I've ever had, is leaving in June.", "hopeful", "happy") is None
@@ -137,3 +142,20 @@ def test_thanks_for_the_talk_is_met_with_gladness_not_a_celebration():
     assert fam("Thanks for listening but I still feel awful.", "grateful", "happy") != "thanked"
     assert fam("Thanks for listening. My dad died last week.", "sad", "sad") == "loss"
     assert fam("Thanks, the nurse was lovely to us.", "grateful", "happy") == "warm"  # thanks to someone else
+
+
+@pytest.mark.parametrize("text, thanks", [
+    ("thank you. he'd have liked you, he'd talk to anyone", True),
+    ("thanks!", True),
+    ("Thanks, but no.", False),  # a refusal
+    ("Thank you, she said, and walked off.", False),  # someone else's thanks
+])
+def test_thanks_that_open_a_message_are_to_the_avatar(text, thanks):
+    assert openings.thanks_listener(text) is thanks
+
+
+def test_an_unsure_vote_still_opens_gently_when_the_message_says_it_went_badly():
+    text = "Missed the bus, spilled coffee on my shirt and got yelled at."
+    assert openings.family(text, label="joyful", coarse="happy", risk=NONE, confidence=0.2) == "hard"
+    assert openings.family("Planted tomatoes this weekend.", label="joyful", coarse="happy", risk=NONE,
+                           confidence=0.2) is None  # nothing said of how it went: the model begins
