@@ -370,8 +370,9 @@ _LOST = re.compile(r"\b(?:died|dead|death|passed away|passed on|funeral|lost (?:
                    r"gone|miss (?:her|him|them)|grave|widow\w*|bereave\w*)\b")
 
 
-# A promise to tell the avatar how something turns out.
-_WILL_TELL = re.compile(r"\b(?:let you know|keep you posted|tell you|update you|report back)\b")
+# A promise to tell the avatar how something to come turns out.
+_WILL_TELL = re.compile(r"\b(?:let you know how|keep you posted|tell you how (?:it|they) (?:goes|go)|update you|"
+                        r"report back)\b")
 
 
 def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: str = "", seed: int = 0,
@@ -381,7 +382,7 @@ def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: 
     gap only where the person (``user_text`` or ``earlier``) spoke of a loss."""
     group = _GROUP.get(fam or "", fam if fam in CLOSINGS else "plain")
     if group == "thanked" and _WILL_TELL.search(canonical(user_text)):
-        return "Do let me know how it goes."  # "thanks, I'll let you know how it goes"
+        return "I'll be rooting for you."  # "thanks, I'll let you know how it goes"
     options = CLOSINGS[group]
     if not any(_LOST.search(canonical(line)) for line in (*earlier[-3:], user_text)):
         options = tuple(line for line in options if line not in _AFTER_A_LOSS) or options

@@ -231,10 +231,12 @@ def test_thank_you_very_much_at_the_end_is_no_thanks_to_the_avatar():
 
 def test_a_promise_to_say_how_it_goes_is_met_with_wanting_to_hear():
     line = composer.closing("thanked", "thanks for listening. I'll let you know how it goes")
-    assert line == "Do let me know how it goes."
+    assert line == "I'll be rooting for you."
     assert composer.closing("thanked", "thanks for listening") in composer.CLOSINGS["thanked"]
     nervous = "thanks for listening. I'm nervous, I'll let you know how it goes"
     assert safety.check(line, user_text=nervous, coarse="fear", risk=RiskAssessment(level="care")).ok
+    context = ReplyContext(nervous, news="bad", asks=False)
+    assert not faults(line, context, names=("speaker_voice", "tone_mismatch"))  # not their words as the avatar's
 
 
 @pytest.mark.parametrize("message", ["which one would you go for", "Which of them should I pick", "u ever been to japan",
