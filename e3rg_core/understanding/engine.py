@@ -42,8 +42,8 @@ _SOOTHE = {"happy": "happy", "surprised": "surprised", "sad": "sad", "fear": "sa
            "angry": "neutral", "disgusted": "neutral", "contempt": "neutral", "neutral": "neutral"}
 HISTORY_CHARS = 600  # per earlier utterance in the prompt
 # Faults that leave a written sentence out of the reply (the rest of the reply still stands).
-SCREENED_FAULTS = ("advice_or_blame", "agreement_opener", "emotion_label", "third_person", "speaker_voice",
-                   "invented", "repeated_opener")
+SCREENED_FAULTS = ("advice_or_blame", "agreement_opener", "emotion_label", "third_person", "assistant_speak",
+                   "speaker_voice", "invented", "repeated_opener")
 # A reply is composed (opening, restatement, closing: ``composer``) rather than written whole by the
 # model; a question to the avatar is still answered in the model's words. ``bench/replies.py --free``
 # turns it off to measure the step.
@@ -434,7 +434,7 @@ class Understander:
             recent_bad = ctx.news == "bad" or any(openings.bad_news_words(line)
                                                   for line in ctx.earlier_user[-openings.RECENT_LINES:])
             told = openings.tone(decided.turn.text)
-            group = fam or ("glad" if told == "good" else "hard" if recent_bad or told == "bad" else None)
+            group = fam or ("glad" if told == "good" else "hard" if recent_bad else None)
             # not a line any of the last three replies ended on: "How are you holding up?" twice in
             # four turns reads as a script
             listener = [h.text for h in decided.turn.history if h.role == "listener"][-3:]

@@ -197,6 +197,27 @@ def invented(reply: str, ctx: ReplyContext) -> bool:
     return False
 
 
+# How an assistant answers a request, not how a friend answers a person: the message treated as input
+# ("Thank you for providing the information."), a service's sign-off ("If there is anything else I can
+# help with"), or a verdict on the message's emotion as a task ("They don't seem to have a strong
+# positive or negative emotion").
+ASSISTANT_SPEAK = re.compile(
+    r"\b(?:thank you|thanks) for (?:providing|the (?:information|info|details|update|context|input)|"
+    r"(?:sharing|giving) (?:that|this|the|your) (?:information|info|details)|your (?:message|question|input|query|"
+    r"inquiry|understanding))|\bi appreciate (?:your|the) (?:understanding|information|input|opportunity|patience)|"
+    r"\b(?:if|whether) (?:there is|there's|you have|you need) anything else|\bhow (?:can|may) i (?:assist|help) you|"
+    r"\bfeel free to (?:ask|reach out|let me know|contact)|\blet me know if you (?:have|need) (?:any|more)|"
+    r"\b(?:positive or negative|negative or positive) (?:emotion|sentiment|feeling)s?|\bas an ai\b|"
+    r"\bi(?:'m| am) (?:just |only )?an? (?:ai|language model|assistant)\b|\b(?:is there|was there) anything "
+    r"(?:specific|else|particular) (?:you|that you)|\bprovided information\b|\bthe information (?:you|provided)\b")
+
+
+def assistant_speak(reply: str, ctx: ReplyContext) -> bool:
+    """An assistant's words, not a friend's: the message thanked for as information, a service's
+    sign-off, or its emotion judged as a task."""
+    return ASSISTANT_SPEAK.search(_lower(reply)) is not None
+
+
 def repeated_opener(reply: str, ctx: ReplyContext) -> bool:
     """The reply starts with the same three words as the avatar's previous reply."""
     if not ctx.previous_reply:
@@ -269,6 +290,7 @@ DETECTORS: dict[str, Callable[[str, ReplyContext], bool]] = {
     "agreement_opener": agreement_opener,
     "emotion_label": emotion_label,
     "third_person": third_person,
+    "assistant_speak": assistant_speak,
     "speaker_voice": speaker_voice,
     "invented": invented,
     "repeated_opener": repeated_opener,

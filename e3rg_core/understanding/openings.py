@@ -110,15 +110,15 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
     said = tone(user_text)
     if fam is None or confidence < MIN_CONFIDENCE:
-        # an unsure vote: good or bad news in the message's own words still gets a glad or a gentle
-        # opening, so the model is not left to write the whole reply ("Oleg recommended me" -> "Oleg is
-        # being very rude")
-        return "glad" if said == "good" else "hard" if said == "bad" else None
+        # an unsure vote: good news in the message's own words still gets a glad opening, so the model
+        # is not left to write the whole reply ("Oleg recommended me" -> "Oleg is being very rude"). Bad
+        # words alone get no gentle one: "I cried when she said yes!" is no bad news
+        return "glad" if said == "good" else None
     if fam in _GOOD_FAMILIES:
-        if said == "bad":
-            return "hard"  # "Of course I was in the kitchen and missed it" is no achievement
-        if said is None and all(_told(user_text)):
-            return None  # "the best boss I've ever had is leaving" is no news to be excited about
+        if said == "bad" or said is None and all(_told(user_text)):
+            # "Of course I was in the kitchen and missed it" is no achievement; "the best boss I've ever
+            # had is leaving" is no news to be excited about; "I cried when she said yes!" no sorrow
+            return None
         if said is None and not _SHARED_JOY.search(user_text) and confidence < CHEER_CONFIDENCE:
             # nothing in the message's own words says it went well, no "!" shares it, and the vote is not
             # sure: "Bought milk and bread on the way home." read as happy got "Oh, that's great news! ...

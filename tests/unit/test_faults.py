@@ -34,6 +34,12 @@ PROMOTED = ReplyContext("I got the promotion!", news="good")
     ("speaker_voice", "Ugh, that's not okay. My son's in trouble for pushing back.", ReplyContext(
         "My son got a detention because another kid shoved him and he pushed back.", news="bad")),
     ("third_person", "Let's address their fear by being supportive.", ReplyContext("The rumour is half of us get cut.")),
+    ("assistant_speak", "Thank you for providing the information. I understand this is your third interview.",
+     ReplyContext("third interview. nothing.", news="bad")),
+    ("assistant_speak", "I appreciate your understanding. If there is anything else I can help with, let me know.",
+     ReplyContext("whatever.")),
+    ("assistant_speak", "They don't seem to have a strong positive or negative emotion about it.",
+     ReplyContext("results day. got AAB.", news="bad")),
     ("repeated_opener", "That sounds so hard, and I'm here.", ReplyContext(
         "It got worse.", news="bad", previous_reply="That sounds so hard. What happened?")),
     ("unanswered", "What do you think you'd like to call it?", ReplyContext(
@@ -57,6 +63,8 @@ def test_each_detector_finds_its_fault(detector, reply, ctx):
         "My niece took her first steps today, Priya sent a video!", news="good")),
     ("I think Biscuit would be a lovely name for a puppy.", ReplyContext("What's a good name for a puppy?", asks=True)),
     ("You're right, the second season was better.", ReplyContext("I think the second season was better.")),
+    ("Thanks for telling me; telling your mum took courage.", ReplyContext("I finally told my mum about the divorce.")),
+    ("Thank you for sharing that memory of him.", ReplyContext("Dad used to sing in the car.")),
     ("Your manager Oleg sounds tough.", ReplyContext("Oleg is being awful again.", earlier_user=("My manager Oleg yelled at me.",),
                                                      news="bad")),
 ])

@@ -114,7 +114,8 @@ def test_the_message_own_words_say_how_things_went(text, said):
 def test_good_news_read_as_a_painful_feeling_gets_a_glad_opening_and_bad_news_no_cheer():
     assert fam("The scan shows it hasn't spread.", "afraid", "fear") == "glad"
     assert fam("He said he's recommended me for the role before he goes.", "contempt", "contempt") == "glad"
-    assert fam("Of course I was in the kitchen and missed it.", "impressed", "happy") == "hard"  # gentle, no cheer
+    assert fam("Of course I was in the kitchen and missed it.", "impressed", "happy") is None
+    assert fam("I cried when she said yes!", "joyful", "happy") is None  # bad words are no sorrow to open on
     assert fam("I had my first conversation in Japanese today.", "impressed", "happy") == "impressed"
     # good and bad words both: no cheer, whatever the vote read
     assert fam("My coach, the best I've ever had, is leaving in June.", "hopeful", "happy") is None
@@ -152,10 +153,3 @@ def test_thanks_for_the_talk_is_met_with_gladness_not_a_celebration():
 ])
 def test_thanks_that_open_a_message_are_to_the_avatar(text, thanks):
     assert openings.thanks_listener(text) is thanks
-
-
-def test_an_unsure_vote_still_opens_gently_when_the_message_says_it_went_badly():
-    text = "Missed the bus, spilled coffee on my shirt and got yelled at."
-    assert openings.family(text, label="joyful", coarse="happy", risk=NONE, confidence=0.2) == "hard"
-    assert openings.family("Planted tomatoes this weekend.", label="joyful", coarse="happy", risk=NONE,
-                           confidence=0.2) is None  # nothing said of how it went: the model begins

@@ -138,7 +138,7 @@ _SAFE = {
 }
 _FOLLOW = ("Do you want to tell me more about it?", "I'm here if you want to talk it through.",
            "How are you holding up right now?")
-_FOLLOW_LIGHT = ("Tell me more?", "How did that come about?", "What happened next?")
+_FOLLOW_LIGHT = ("Tell me more?", "How do you feel about it?", "What happened next?")
 
 
 def safe_reply(user_text: str, coarse: str, *, caring: bool = False) -> str:
