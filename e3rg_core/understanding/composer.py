@@ -126,8 +126,11 @@ _CLAUSE = re.compile(r",?\s+(?:but|because|so|and then|and now)\s+|,?\s+and\s+(?
 _QUESTION = re.compile(
     r"^(?:(?:how|what|wat|wut|why|where|when|who|which)\s+(?:do|does|did|can|could|should|would|will|is|are|was|am|"
     r"has|have|if|much|many|long|often|else)\b|(?:do|does|did|can|could|should|would|will|is|are|am|have|has|"
-    r"was|were)\s+(?:i|you|u|we|they|he|she|it|there|anyone|people|someone|kids|this|that)\b|"
-    r"(?:any|got any)\s+(?:tips|ideas|advice|idea|thoughts)\b|which\s+(?:one|ones|of|would|should)\b|(?:you|u)\s+(?:ever|think|reckon)\b|ever\s+(?:been|tried|had|seen|done)\b|"
+    r"was|were|shud|shld|cud|wud)\s+(?:i|you|u|we|they|he|she|it|there|anyone|people|someone|kids|this|that)\b|"
+    r"(?:what|wat|how|who|where)(?:'s|s)\s+(?:your|ur|yours|you|u|the best|a good)\b|"
+    r"(?:random|quick|serious|dumb|silly|weird|honest) question\b|"
+    r"(?:any|got any)\s+(?:tips|ideas|advice|idea|thoughts)\b|which\s+(?:one|ones|of|would|should)\b|"
+    r"(?:you|u)\s+(?:ever|think|reckon)\b|ever\s+(?:been|tried|had|seen|done)\b|"
     r"(?:what|how)\s+about\s+(?:you|u)\b|thoughts\W*$)", re.IGNORECASE)
 
 

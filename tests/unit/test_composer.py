@@ -240,12 +240,13 @@ def test_a_promise_to_say_how_it_goes_is_met_with_wanting_to_hear():
 
 
 @pytest.mark.parametrize("message", ["which one would you go for", "Which of them should I pick", "u ever been to japan",
-                                     "you think she meant it", "what about you", "any thoughts"])
+                                     "you think she meant it", "what about you", "any thoughts", "how's your day going",
+                                     "random question but what's your favourite season", "shud i say smth or not"])
 def test_a_which_question_is_heard_without_its_question_mark(message):
     assert composer.asks_listener(message)
 
 
 @pytest.mark.parametrize("message", ["You think you know someone.", "Ever since then it has been hard.",
-                                     "I thought about you."])
+                                     "I thought about you.", "what's the point of feedback like that"])
 def test_a_statement_with_question_words_in_it_asks_nothing(message):
     assert not composer.asks_listener(message)
