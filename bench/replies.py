@@ -2,7 +2,7 @@
 multi-turn conversations written for e3rg, turn after turn with its own replies in the history, and
 each reply is checked by the fault detectors (``e3rg_core.understanding.faults``).
 
-    python bench/replies.py [--set dev|dev2|dev3|dev4|heldout] [--limit N] [--prompt emotion_aware|strategy|e3rg]
+    python bench/replies.py [--set dev|dev2|dev3|dev4|heldout|heldout2] [--limit N] [--prompt emotion_aware|strategy|e3rg]
                             [--no-screen] [--no-openings] [--free] [--name NAME]
 
 ``bench/data/replies_dev.jsonl`` is for choosing what to change, ``replies_dev2.jsonl`` (15
@@ -11,7 +11,8 @@ carries beyond the set it was chosen on, ``replies_dev3.jsonl`` (33 conversation
 lack: texting and typos, mixed news, questions mid-conversation, quotations with "I" or "you" in them,
 long messages, answers to the avatar's own question) a third, and ``replies_dev4.jsonl`` (36 conversations
 written by someone who had read no code, measured before the changes made with it) a fourth; ``replies_heldout.jsonl`` was written separately and is only
-measured. The report gives the share of replies with any fault, each
+measured, as is ``replies_heldout2.jsonl`` (36 conversations written by a helper who read no code, first
+measured in issue 20's tenth pass). The report gives the share of replies with any fault, each
 detector's share (and the share among replies the risk detector left alone: no crisis response or
 check-in, which are long on purpose and count as over the limit), Dist-1/2 (E3RG's per-response mean and over the corpus), the seconds to decide the
 emotion and to write the reply, and every reply with its faults. Writes ``bench/reports/<NAME>.json``
@@ -36,7 +37,7 @@ from e3rg_core.understanding import engine
 from e3rg_core.understanding.engine import Understander
 from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
 
-SETS = {name: ROOT / "bench" / "data" / f"replies_{name}.jsonl" for name in ("dev", "dev2", "dev3", "dev4", "heldout")}
+SETS = {name: ROOT / "bench" / "data" / f"replies_{name}.jsonl" for name in ("dev", "dev2", "dev3", "dev4", "heldout", "heldout2")}
 
 
 def load(path: Path, limit: int | None, only: str | None = None) -> list[dict]:
