@@ -349,6 +349,10 @@ class Understander:
             ctx = replace(ctx, max_words=max(12, ctx.max_words - len(check_in.split())))
         fam, opening = self.opening(decided, ctx)
         partial = fam in openings.PARTIAL
+        screen = ctx
+        if ctx.news == "neutral" and any(openings.bad_news_words(line)
+                                         for line in ctx.earlier_user[-openings.RECENT_LINES:]):
+            screen = replace(ctx, news="bad")  # comfort is still due a turn after bad news ("whatever.")
         if COMPOSE and self.settings.openings and not partial:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
                                               first_clause_words=first_clause_words)
@@ -366,7 +370,7 @@ class Understander:
                         yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
                     break
                 # A sentence with a fault a caring listener would not make is left out, not spoken.
-                found = faults.faults(sentence, ctx if said == 0 else replace(ctx, previous_reply=""),
+                found = faults.faults(sentence, screen if said == 0 else replace(screen, previous_reply=""),
                                       names=SCREENED_FAULTS)
                 if found:
                     decided.guarded.append("left out: " + ", ".join(found))

@@ -209,7 +209,9 @@ ASSISTANT_SPEAK = re.compile(
     r"\bfeel free to (?:ask|reach out|let me know|contact)|\blet me know if you (?:have|need) (?:any|more)|"
     r"\b(?:positive or negative|negative or positive) (?:emotion|sentiment|feeling)s?|\bas an ai\b|"
     r"\bi(?:'m| am) (?:just |only )?an? (?:ai|language model|assistant)\b|\b(?:is there|was there) anything "
-    r"(?:specific|else|particular) (?:you|that you)|\bprovided information\b|\bthe information (?:you|provided)\b")
+    r"(?:specific|else|particular) (?:you|that you)|\bprovided information\b|\bthe information (?:you|provided)\b|"
+    r"\bdo you have any (?:other |more |further )?questions\b|\bwhat else would you like to (?:discuss|know|ask)\b|"
+    r"\bi understand that (?:this|there|the)\b")
 
 
 def assistant_speak(reply: str, ctx: ReplyContext) -> bool:

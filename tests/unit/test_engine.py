@@ -474,3 +474,14 @@ def test_with_no_opening_short_pieces_are_not_echoed_as_if_the_avatar_said_them(
     decided = engine.decide(UserTurn(text="Nothing much, just the usual."))
     assert engine.opening(decided)[1] == ""
     assert "Nothing much, just the usual." not in list(engine.reply_sentences(decided))
+
+
+def test_advice_a_turn_after_bad_news_is_left_out_though_the_message_itself_is_plain():
+    chat = ContinuingChat(label="neutral", reply="You should try to be more confident next time.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    history = (Utterance("speaker", "Third interview this month and I got rejected again."),
+               Utterance("listener", "I'm so sorry. That's so much to carry."))
+    decided = engine.decide(UserTurn(text="whatever.", history=history))
+    sentences = list(engine.reply_sentences(decided))
+    assert not any("should" in s for s in sentences)
+    assert any("advice_or_blame" in g for g in decided.guarded)

@@ -40,6 +40,10 @@ PROMOTED = ReplyContext("I got the promotion!", news="good")
      ReplyContext("whatever.")),
     ("assistant_speak", "They don't seem to have a strong positive or negative emotion about it.",
      ReplyContext("results day. got AAB.", news="bad")),
+    ("assistant_speak", "I understand that this interview is third and nothing has been discussed so far.",
+     ReplyContext("third interview. nothing.", news="bad")),
+    ("assistant_speak", "That's great to hear! Do you have any other questions about what you enjoy?",
+     ReplyContext("mine's autumn. conkers, jumpers, no wasps")),
     ("repeated_opener", "That sounds so hard, and I'm here.", ReplyContext(
         "It got worse.", news="bad", previous_reply="That sounds so hard. What happened?")),
     ("unanswered", "What do you think you'd like to call it?", ReplyContext(
