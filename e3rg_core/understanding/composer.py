@@ -359,6 +359,9 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
     # good news after a hard stretch, or good news the vote read as a painful feeling: glad, not jubilant
     "glad": ("That must mean a lot.", "Hold on to that one.", "How did that feel?", "You needed that.",
              "That's worth holding on to."),
+    # a message whose own words say it went badly but that no opening answered (the vote read joy, or
+    # was unsure): neither gloomy (happy tears) nor light ("What's it like?" to "I'm a wreck")
+    "feeling": ("How are you feeling about it all?", "How are you doing with it all?", "How is that sitting with you?"),
     "thanked": ("I'm here whenever you want to talk.", "I'm always happy to listen.",
                 "It's been good talking with you."),
     "plain": ("Tell me more?", "How do you feel about it?", "What's it like?", "How is it going so far?",

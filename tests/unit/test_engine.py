@@ -485,3 +485,12 @@ def test_advice_a_turn_after_bad_news_is_left_out_though_the_message_itself_is_p
     sentences = list(engine.reply_sentences(decided))
     assert not any("should" in s for s in sentences)
     assert any("advice_or_blame" in g for g in decided.guarded)
+
+
+def test_bad_words_that_no_opening_answered_close_on_how_they_feel_neither_gloomy_nor_light():
+    chat = ContinuingChat(label="joyful", reply=" cried.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="I cried when she said yes!"))  # happy tears: no "Oh no."
+    sentences = list(engine.reply_sentences(decided))
+    assert engine.opening(decided) == (None, "")
+    assert sentences[0] == "You cried when she said yes." and sentences[-1] in composer.CLOSINGS["feeling"]

@@ -134,7 +134,7 @@ _SAFE = {
               "That would upset anyone; you didn't deserve that."),
     "other": ("That sounds really hard.", "I'm sorry; that sounds like a lot to deal with."),
     "happy": ("That's lovely to hear.", "What good news.", "That sounds like a really good moment."),
-    "neutral": ("I see.", "Thanks for telling me.", "Right, that makes sense."),
+    "neutral": ("I see.", "Thanks for telling me.", "I hear you."),
 }
 _FOLLOW = ("Do you want to tell me more about it?", "I'm here if you want to talk it through.",
            "How are you holding up right now?")
