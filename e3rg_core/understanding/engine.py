@@ -374,6 +374,8 @@ class Understander:
                                       names=SCREENED_FAULTS)
                 if found:
                     decided.guarded.append("left out: " + ", ".join(found))
+                    if partial and said == 0:
+                        break  # the answer's first sentence carried its start; what follows builds on it
                     continue
                 n_words = len(sentence.split())
                 if said and words + n_words > ctx.max_words:

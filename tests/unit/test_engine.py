@@ -494,3 +494,13 @@ def test_bad_words_that_no_opening_answered_close_on_how_they_feel_neither_gloom
     sentences = list(engine.reply_sentences(decided))
     assert engine.opening(decided) == (None, "")
     assert sentences[0] == "You cried when she said yes." and sentences[-1] in composer.CLOSINGS["feeling"]
+
+
+def test_an_answer_whose_first_sentence_is_left_out_is_not_said_from_its_second():
+    # "I'd say" + a first sentence that fails the screening: "It might be..." alone would answer nothing
+    chat = ContinuingChat(label="neutral", reply=" you should ask your sister Maria first. It might be kinder.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="How do I tell my flatmate I'm moving out?"))
+    sentences = list(engine.reply_sentences(decided))
+    assert any("invented" in g for g in decided.guarded)
+    assert not any(s.startswith("It might be") for s in sentences) and sentences
