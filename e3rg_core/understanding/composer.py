@@ -93,8 +93,9 @@ _LEADING = re.compile(r"^(?:and|but|so|then|just|still|also|oh|ok|okay|well|anyw
 
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is
 # not turned (see ``flipped``).
+# "..., thank you very much." at the end is no thanks to the avatar.
 _FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*"
-                      r"|,\s*thank you very much(?=[\s.!?]*$)", re.IGNORECASE)  # "..., thank you very much." is no thanks
+                      r"|,\s*thank you very much(?=[\s.!?]*$)", re.IGNORECASE)
 _TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn)$", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 # Contractions typed without their apostrophe, so that they turn ("dont know" -> "don't know").
@@ -266,9 +267,10 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
 
 # The words that begin a fragment said back inside a longer one ("Whole team, no warning."): the rest
 # keep their capital, as a name might ("Dinner. Maria cancelled." is said back as two).
-_JOINS_LOWER = faults._STOP | {"no", "not", "never", "third", "fourth", "fifth", "second", "first", "last", "another",
-                               "still", "again", "only", "zero", "nothing", "none", "every", "all", "whole", "he", "he's", "she",
-                               "she's", "they", "they're", "it", "it's", "that's", "there's"}
+_JOINS_LOWER = faults._STOP | {
+    "no", "not", "never", "third", "fourth", "fifth", "second", "first", "last", "another", "still", "again", "only",
+    "zero", "nothing", "none", "every", "all", "whole", "he", "he's", "she", "she's", "they", "they're", "it", "it's",
+    "that's", "there's"}
 _SUBJECT_PRONOUN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|we|we're|we've|we'd|we'll|us)\b")
 MAX_ECHO_WORDS = 12
 
@@ -292,7 +294,8 @@ def echoed(user_text: str) -> str:
         pieces.append(second_person(piece))
     if not pieces or not 2 <= sum(len(p.split()) for p in pieces) <= MAX_ECHO_WORDS:
         return ""
-    if not all(re.fullmatch(r"[\w' ,%$£€&-]+", p) for p in pieces) or len(faults.specific_words(" ".join(pieces))) < 2:
+    plain = all(re.fullmatch(r"[\w' ,%$£€&-]+", p) for p in pieces)
+    if not plain or len(faults.specific_words(" ".join(pieces))) < 2:
         return ""
     said = pieces[0][0].upper() + pieces[0][1:]
     for piece in pieces[1:]:
@@ -361,7 +364,8 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
              "That's worth holding on to."),
     # a message whose own words say it went badly but that no opening answered (the vote read joy, or
     # was unsure): neither gloomy (happy tears) nor light ("What's it like?" to "I'm a wreck")
-    "feeling": ("How are you feeling about it all?", "How are you doing with it all?", "How is that sitting with you?"),
+    "feeling": ("How are you feeling about it all?", "How are you doing with it all?",
+                "How is that sitting with you?"),
     "thanked": ("I'm here whenever you want to talk.", "I'm always happy to listen.",
                 "It's been good talking with you."),
     "plain": ("Tell me more?", "How do you feel about it?", "What's it like?", "How is it going so far?",

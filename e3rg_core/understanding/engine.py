@@ -440,7 +440,8 @@ class Understander:
             recent_bad = ctx.news == "bad" or any(openings.bad_news_words(line)
                                                   for line in ctx.earlier_user[-openings.RECENT_LINES:])
             told = openings.tone(decided.turn.text)
-            group = fam or ("glad" if told == "good" else "hard" if recent_bad else "feeling" if told == "bad" else None)
+            group = fam or ("glad" if told == "good" else "hard" if recent_bad
+                            else "feeling" if told == "bad" else None)
             # not a line any of the last three replies ended on: "How are you holding up?" twice in
             # four turns reads as a script
             listener = [h.text for h in decided.turn.history if h.role == "listener"][-3:]

@@ -206,7 +206,8 @@ def tone(user_text: str) -> str | None:
 _THANKS = re.compile(
     r"\b(?:thanks|thank you|thank u|thx|ty|cheers)\b[^.!?]{0,20}?\b(?:for (?:listening|being here|being there|the chat|"
     r"talking|this|your help|the help|hearing me out|your time|that|the advice|understanding|letting me vent)|so much)"
-    r"|^(?:thanks|thank you|thank u|thx|ty|cheers)(?: (?:so much|again|x+))?\s*(?:[.!]|$)"  # "thank you. he'd have liked you"
+    # "thank you. he'd have liked you": thanks that open a message and end their sentence
+    r"|^(?:thanks|thank you|thank u|thx|ty|cheers)(?: (?:so much|again|x+))?\s*(?:[.!]|$)"
     r"|\b(?:that|this|talking|you|it) (?:actually |really |honestly )?(?:helped|helps)\b"
     r"|\bi feel (?:a (?:bit|little|lot) )?better (?:now|after talking|for talking)\b")
 
