@@ -349,13 +349,12 @@ class Understander:
             ctx = replace(ctx, max_words=max(12, ctx.max_words - len(check_in.split())))
         fam, opening = self.opening(decided, ctx)
         partial = fam in openings.PARTIAL
-        screen = ctx
-        if ctx.news == "neutral" and any(openings.bad_news_words(line)
-                                         for line in ctx.earlier_user[-openings.RECENT_LINES:]):
-            screen = replace(ctx, news="bad")  # comfort is still due a turn after bad news ("whatever.")
+        bad_before = openings.bad_news_before(ctx.earlier_user)
+        # comfort is still due a turn after bad news ("whatever.")
+        screen = replace(ctx, news="bad") if ctx.news == "neutral" and bad_before else ctx
         if COMPOSE and self.settings.openings and not partial:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
-                                              first_clause_words=first_clause_words)
+                                              bad_before=bad_before, first_clause_words=first_clause_words)
         else:
             source = self._written_sentences(decided, opening=opening, partial=partial,
                                              first_clause_words=first_clause_words)
@@ -420,7 +419,8 @@ class Understander:
         return fam, openings.choose(fam, turn.text, previous_reply=ctx.previous_reply, seed=self.settings.seed)
 
     def _composed_sentences(self, decided: Decided, ctx: faults.ReplyContext, *, fam: str | None, opening: str,
-                            closing: bool = True, first_clause_words: int = 0) -> Iterator[str]:
+                            closing: bool = True, bad_before: bool = False,
+                            first_clause_words: int = 0) -> Iterator[str]:
         """The composed reply (``composer``), before the guard: ``opening`` (spoken while the rest is made),
         a restatement of what happened, and a closing line from the bank (unless ``closing`` is false: a
         check-in question ends the reply instead). With no opening and no fitting restatement the model
@@ -437,8 +437,7 @@ class Understander:
         if closing:  # without an opening, the closing still fits the news
             # an unsure vote shares no joy, and asks no light question just after bad news; good news in
             # the message's own words gets a glad one, not "What's been hardest?"
-            recent_bad = ctx.news == "bad" or any(openings.bad_news_words(line)
-                                                  for line in ctx.earlier_user[-openings.RECENT_LINES:])
+            recent_bad = ctx.news == "bad" or bad_before
             told = openings.tone(decided.turn.text)
             group = fam or ("glad" if told == "good" else "hard" if recent_bad
                             else "feeling" if told == "bad" else None)
@@ -460,18 +459,19 @@ class Understander:
         s, turn, u = self.settings, decided.turn, decided.decision
         responder = self._backends[s.responder]
 
-        def fits(sentence: str, begins_you: bool = True) -> bool:
-            return (composer.restatement_ok(sentence, user_text=turn.text, earlier=ctx.earlier_user,
-                                            begins_you=begins_you)
-                    and not faults.faults(sentence, ctx, names=(*SCREENED_FAULTS, "tone_mismatch"))
+        def sayable(sentence: str) -> bool:  # no fault a caring listener would not make, nothing the guard stops
+            return (not faults.faults(sentence, ctx, names=(*SCREENED_FAULTS, "tone_mismatch"))
                     and safety.check(sentence, user_text=turn.text, coarse=u.coarse, risk=u.risk).ok)
+
+        def fits(sentence: str, begins_you: bool = True) -> bool:
+            return composer.restatement_ok(sentence, user_text=turn.text, earlier=ctx.earlier_user,
+                                           begins_you=begins_you) and sayable(sentence)
 
         turned = composer.flipped(turn.text)
         if turned and fits(turned, begins_you=False):
             return turned
         said_back = composer.echoed(turn.text) if echo else ""
-        if said_back and not faults.faults(said_back, ctx, names=(*SCREENED_FAULTS, "tone_mismatch")) and safety.check(
-                said_back, user_text=turn.text, coarse=u.coarse, risk=u.risk).ok:
+        if said_back and sayable(said_back):  # the person's words as they came: no restatement check
             return said_back
         examples = prompts.select_examples(turn.text, s.shots, seed=s.seed)
         messages = prompts.restatement_messages(turn, examples=examples, max_utterances=s.history_utterances)

@@ -124,7 +124,7 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
             # sure: "Bought milk and bread on the way home." read as happy got "Oh, that's great news! ...
             # Tell me everything!"
             return None
-        if said != "good" and any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:]):
+        if said != "good" and bad_news_before(earlier):
             return None  # "I keep reaching for my phone to call her" after a death is not 'faithful'
         return fam
     if said == "good":
@@ -225,6 +225,11 @@ def _answer(user_text: str) -> str:
 def bad_news_words(user_text: str) -> bool:
     """The message itself names bad news (a death, a diagnosis, a job lost...), whatever its emotion."""
     return distressed(user_text, "neutral", RiskAssessment())
+
+
+def bad_news_before(earlier: Sequence[str]) -> bool:
+    """One of the speaker's last ``RECENT_LINES`` lines (``earlier``, oldest first) named bad news."""
+    return any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:])
 
 
 def choose(fam: str | None, user_text: str, *, previous_reply: str = "", seed: int = 0) -> str:
