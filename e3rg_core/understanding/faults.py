@@ -21,7 +21,10 @@ CHEERFUL = re.compile(
     r"yay|woo-?hoo|congrat\w*|great (?:news|to hear|job|idea|choice)|good (?:to hear|news|for you|idea|choice)|"
     r"glad to hear|happy to hear|nice to hear|love (?:to hear|that)|how (?:lovely|exciting|nice|fun)|so happy for you|"
     r"happy for you|what a (?:great|lovely|wonderful|fun|nice)|that'?s (?:so )?(?:great|lovely|nice|fun|cool|exciting)|"
-    r"(?:enjoy|celebrate)(?! \w+ing)|lucky|best of luck|well done|proud of you|sounds (?:fun|great|lovely|exciting))\b"
+    r"(?:enjoy|celebrate)(?! \w+ing)|lucky|best of luck|well done|proud of you|sounds (?:fun|great|lovely|exciting)|"
+    r"(?:something|a lot) to be proud of|a real achievement|what a lovely thing|that'?s really lovely)\b"
+    # glad of the news itself, as a sentence of its own: "Oh, I'm glad." to two replies from fourteen people
+    r"|(?:^|[.!?] )(?:oh, )?(?:i'?m (?:so |really )?glad|that'?s (?:good|so kind))[.!]"
 )
 # Glad of the person's openness, not of the news: "I'm glad you told me".
 GLAD_OF_TELLING = re.compile(
@@ -29,9 +32,14 @@ GLAD_OF_TELLING = re.compile(
     r"came|wrote|let me know|opened up|felt able)"
 )
 GLOOMY = re.compile(
-    r"\b(?:sorry to hear|so sorry|i'?m sorry|that'?s (?:awful|terrible|horrible|tough|hard|rough)|how (?:awful|terrible|"
+    r"\b(?:sorry to hear|so sorry|i'?m (?:really )?sorry|that'?s (?:so )?(?:awful|terrible|horrible|tough|hard|rough)|how (?:awful|terrible|"
     r"sad)|must be (?:hard|difficult|painful|tough)|sounds (?:hard|difficult|painful|tough|rough)|heartbreaking|"
-    r"devastating|condolences)\b"
+    r"devastating|condolences|"
+    # feeling it as a hurt, a worry or a wrong, not as good news: "That's so unfair." to a neighbour's kindness
+    r"(?:that'?s|how|so|sounds) (?:really |so )?(?:unfair|disappointing|frightening|scary|stressful|frustrating)|"
+    r"not okay|what a letdown|such a letdown|(?:really|so) lonely|lonely feeling|no wonder you'?re (?:worried|upset)|"
+    r"worry to carry|must have stung|so awkward|horrible feeling|weighing on you|sitting heavily|a lot of pain|"
+    r"(?:didn'?t|don'?t) deserve that|anyone would be upset)\b"
 )
 ADVICE = re.compile(
     # "you must be buzzing", "you must have been scared": a guess at a feeling, not an instruction

@@ -13,6 +13,17 @@ PROMOTED = ReplyContext("I got the promotion!", news="good")
     ("tone_mismatch", "Congratulations, Doctor! That is exciting.", LUMP),
     ("tone_mismatch", "What a heartwarming day that must have been.", ReplyContext("We buried my father today.", news="bad")),
     ("tone_mismatch", "I'm so sorry to hear that.", PROMOTED),
+    # an opening that feels good news as a wrong, a worry or a loneliness, and one glad of bad news
+    ("tone_mismatch", "That's so unfair. Your neighbour mowed your lawn while you were laid up.", ReplyContext(
+        "came home to find my neighbour had mowed my lawn while I was laid up", news="good")),
+    ("tone_mismatch", "That sounds really lonely. You joined a running club.", ReplyContext(
+        "joined a running club and three people asked me to the pub after", news="good")),
+    ("tone_mismatch", "No wonder you're worried. You timed it at 14 minutes.", ReplyContext(
+        "timed it at 14 minutes. feel a bit better actually", news="good")),
+    ("tone_mismatch", "Oh, I'm glad. You sent the photos from your graduation.", ReplyContext(
+        "sent the family chat my graduation photos. 14 people. two replies.", news="bad")),
+    ("tone_mismatch", "What a lovely thing. Your landlord kept your deposit.", ReplyContext(
+        "My landlord kept my entire deposit for 'cleaning'.", news="bad")),
     ("advice_or_blame", "You should be honest and apologize for the disappointment.", LAID_OFF),
     ("advice_or_blame", "Make sure you update your CV tonight.", LAID_OFF),
     ("advice_or_blame", "Maybe you should have checked your work more carefully.", ReplyContext(
@@ -60,6 +71,8 @@ def test_each_detector_finds_its_fault(detector, reply, ctx):
 @pytest.mark.parametrize("reply, ctx", [
     ("Twelve years, and gone in one morning. That must have been such a shock.", LAID_OFF),
     ("Waiting for results like that is so hard. I'm glad you told me.", LUMP),
+    ("I'm glad your sister is with you tonight. Waiting like that is so hard.", ReplyContext(  # glad of a comfort
+        "The doctor wants more tests on the lump. My sister is staying with me tonight.", news="bad")),
     ("Congratulations, you worked so hard for that!", PROMOTED),
     ("You must be buzzing! You got the promotion.", PROMOTED),  # a guess at a feeling, not advice
     ("That must have stung, after all the work you put in.", ReplyContext("My colleague took credit for my work.", news="bad")),

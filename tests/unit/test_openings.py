@@ -57,7 +57,8 @@ def test_every_opening_passes_the_guard_and_the_detectors_for_its_kind_of_news()
     for name, options in openings.BANK.items():
         if name in openings.PARTIAL:
             continue  # not a sentence: the model completes it
-        news = "good" if name in openings._GOOD_FAMILIES - {"memory"} else "neutral" if name == "memory" else "bad"
+        news = ("good" if name in openings._GOOD_FAMILIES - {"memory"} else "neutral" if name in ("memory", "thanked")
+                else "bad")
         text = "I got the job!" if news == "good" else "My grandmother died." if news == "bad" else "I found old photos."
         coarse = "happy" if news == "good" else "sad"
         for opening in options:
