@@ -13,6 +13,7 @@ TOML layout (every key optional)::
     shots = 0                         # 0, 1 or 3 worked examples in the emotion prompt
     response_prompt = "emotion_aware" # or "strategy", or "e3rg" (the paper's prompt, no emotion injected)
     openings = true                   # start the reply with an opening that fits the feeling
+    news_check = true                 # ... unless the news reader is sure it is the wrong kind of news
     emotion_map = "hit"               # or "video"
 
     [speech]                          # shared speech settings (SpeechConfig); voices are per avatar
@@ -103,6 +104,9 @@ class UnderstandingConfig:
     shots: int = 0
     response_prompt: str = "emotion_aware"
     openings: bool = True  # the reply starts with an opening that fits the feeling (understanding/openings.py)
+    # an opening of the kind of news that the news reader (all-mpnet-base-v2, the message alone) is sure the
+    # message is not is left out (understanding/news.py)
+    news_check: bool = True
     reply_emotion: str = "mirror"  # mirror = E3RG (the avatar shows the user's emotion)
     emotion_map: str = "hit"
     temperature: float = 0.2  # emotion prediction

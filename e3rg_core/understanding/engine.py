@@ -107,6 +107,7 @@ class Understander:
             logger.warning("safety judge %r cannot score yes/no answers; the risk detector runs without it", judge)
         self.risk_detector = safety.RiskDetector(self._encoder() if self.safety.meaning else None,
                                                  second=self._second_encoder())
+        self.news_reader = self._news_reader()
 
     def _encoder(self) -> Any:
         """The sentence encoder of the embedding voter if it is the embedded one, else the embedded one.
@@ -133,6 +134,20 @@ class Understander:
         except BackendUnavailable as exc:
             raise BackendUnavailable(f"the risk detector reads with {MPNET_NAME} too: {exc}; or set "
                                      "[safety] second_encoder = false (MiniLM alone: more false alarms)") from exc
+
+    def _news_reader(self) -> Any:
+        """The reader of a message's kind of news that checks the opening (``news.py``), or None when
+        openings or ``news_check`` are off."""
+        if not (self.settings.openings and self.settings.news_check):
+            return None
+        from e3rg_core.understanding.embedding import MPNET_NAME, sentence_encoder
+        from e3rg_core.understanding.news import news_reader
+
+        try:
+            return news_reader(sentence_encoder(MPNET_NAME))
+        except BackendUnavailable as exc:
+            raise BackendUnavailable(f"the opening is checked with {MPNET_NAME}: {exc}; or set "
+                                     "[understanding] news_check = false") from exc
 
     def assess_risk(self, turn: UserTurn) -> RiskAssessment:
         """The safety check of ``turn`` (already cleaned): patterns, meaning, history and the LLM judge."""
@@ -414,8 +429,9 @@ class Understander:
             return None, ""
         u, turn = decided.decision, decided.turn
         ctx = ctx or self.reply_context(decided)
+        news = self.news_reader.read(turn.text) if self.news_reader is not None else None
         fam = openings.family(turn.text, label=u.emotion, coarse=u.coarse, risk=u.risk, asks=ctx.asks,
-                              confidence=u.confidence, earlier=ctx.earlier_user)
+                              confidence=u.confidence, earlier=ctx.earlier_user, news=news)
         return fam, openings.choose(fam, turn.text, previous_reply=ctx.previous_reply, seed=self.settings.seed)
 
     def _composed_sentences(self, decided: Decided, ctx: faults.ReplyContext, *, fam: str | None, opening: str,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from e3rg_core.types import RiskAssessment
 from e3rg_core.understanding.safety.guard import distressed, names_bad_news
@@ -83,15 +83,21 @@ MIN_CONFIDENCE = 0.4
 RECENT_LINES = 2  # the speaker's earlier lines whose bad news rules out a cheerful opening
 # The vote's share at or above which a cheerful opening needs no word of good news or "!" in the message.
 CHEER_CONFIDENCE = 0.6
+# The news reader's probability of the other kind of news at or above which an opening is not said: on
+# the four dev sets' openings (bench/reports/replies_dev*_pass12.json) 0.7 stopped 9 of the 37 of the
+# wrong kind and 3 of the 234 of the right kind; 0.6 stopped 12 and 8.
+NEWS_VETO = 0.7
+_GLOOMY_FAMILIES = frozenset({"loss", "lonely", "worry", "unfair", "sting", "guilt", "letdown", "hard"})
 
 
 def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, asks: bool = False,
-           confidence: float = 1.0, earlier: Sequence[str] = ()) -> str | None:
+           confidence: float = 1.0, earlier: Sequence[str] = (), news: Mapping[str, float] | None = None) -> str | None:
     """Which bank the reply's opening comes from, or ``None`` for no opening (a plain message, an
     emotion the vote is unsure of): a message that names bad news always gets a gentle family,
     whatever the label said; a question to the avatar gets the start of an answer ("answer"); and a
     conversation that just named bad news (``earlier``: the speaker's previous lines, oldest first)
-    gets no cheerful one."""
+    gets no cheerful one. ``news`` is the news reader's reading of the message alone (``news.py``):
+    an opening of the kind of news it is sure the message is not (``NEWS_VETO``) is not said."""
     if asks and risk.level in ("care", "check") and not names_bad_news(user_text):
         return _answer(user_text)  # answered gently (the prompt asks for calm), never met with "I'm listening" alone
     if risk.level != "none":
@@ -105,9 +111,18 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # back instead of answering: "Oh, that sounds so stressful. What tips can you give me?"); a
         # hard word in it ("any tips for not panicking?") is no bad news to open on
         return _answer(user_text)
-    named_bad = bad_news_words(user_text)
-    if named_bad:
+    if bad_news_words(user_text):  # a death or a diagnosis keeps its gentle opening however it is told
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
+    chosen = _by_vote_and_words(user_text, fam, confidence, earlier)
+    other = "bad" if chosen in _GOOD_FAMILIES else "good" if chosen in _GLOOMY_FAMILIES else None
+    if news and other and news.get(other, 0.0) >= NEWS_VETO:
+        return None  # "That's so unfair." to a neighbour who mowed the lawn: the vote read the conversation
+    return chosen
+
+
+def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earlier: Sequence[str]) -> str | None:
+    """``family`` for a message that names no bad news: the vote's family ``fam``, checked against the
+    message's own words."""
     said = tone(user_text)
     if fam is None or confidence < MIN_CONFIDENCE:
         # an unsure vote: good news in the message's own words still gets a glad opening, so the model

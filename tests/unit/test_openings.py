@@ -10,8 +10,24 @@ from e3rg_core.understanding.faults import DETECTORS, ReplyContext
 NONE = RiskAssessment()
 
 
-def fam(text, label, coarse, confidence=0.9, asks=False, risk=NONE):
-    return openings.family(text, label=label, coarse=coarse, risk=risk, asks=asks, confidence=confidence)
+def fam(text, label, coarse, confidence=0.9, asks=False, risk=NONE, news=None):
+    return openings.family(text, label=label, coarse=coarse, risk=risk, asks=asks, confidence=confidence, news=news)
+
+
+def test_an_opening_of_the_kind_of_news_the_reader_is_sure_the_message_is_not_is_left_out():
+    kindness = "came home to find my neighbour had mowed my front lawn while I was laid up. never asked"
+    sure_good, unsure = {"good": 0.84, "bad": 0.12, "neither": 0.04}, {"good": 0.55, "bad": 0.4, "neither": 0.05}
+    assert fam(kindness, "angry", "angry") == "unfair"  # the vote read the conversation's anger
+    assert fam(kindness, "angry", "angry", news=sure_good) is None
+    assert fam(kindness, "angry", "angry", news=unsure) == "unfair"  # a lean is not enough
+    sure_bad = {"good": 0.1, "bad": 0.8, "neither": 0.1}
+    assert fam("We finally got our photos back from the party!", "joyful", "happy", news=sure_bad) is None
+    assert fam("We finally got our photos back from the party!", "joyful", "happy", news=sure_good) == "joy"
+    # a death keeps its gentle opening however warmly it is told (the reader read one as good news)
+    assert fam("My grandmother died peacefully last night, surrounded by all of us.", "sad", "sad",
+               news={"good": 0.9, "bad": 0.06, "neither": 0.04}) == "loss"
+    # neither kind of news sure: the opening stands
+    assert fam(kindness, "angry", "angry", news={"good": 0.1, "bad": 0.1, "neither": 0.8}) == "unfair"
 
 
 @pytest.mark.parametrize("text, label, coarse", [

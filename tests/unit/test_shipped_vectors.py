@@ -5,6 +5,7 @@ import numpy
 
 from e3rg_core.understanding.embedding import (EMOTION_VECTORS, MPNET_NAME, RISK_VECTORS, prototype_texts,
                                                shipped_vectors)
+from e3rg_core.understanding.news import NEWS_VECTORS, news_texts
 from e3rg_core.understanding.safety.meaning import bank_texts, load_bank
 
 
@@ -22,6 +23,10 @@ def test_the_emotion_voters_prototypes_ship_as_vectors():
 
 def test_the_risk_bank_ships_as_vectors():
     _covers(RISK_VECTORS, bank_texts(load_bank()))
+
+
+def test_the_news_readers_messages_ship_as_vectors():
+    _covers(NEWS_VECTORS, news_texts())
 
 
 def test_a_model_without_shipped_vectors_has_none():
