@@ -21,9 +21,14 @@ CHEERFUL = re.compile(
     r"yay|woo-?hoo|congrat\w*|great (?:news|to hear|job|idea|choice)|good (?:to hear|news|for you|idea|choice)|"
     r"glad to hear|happy to hear|nice to hear|love (?:to hear|that)|how (?:lovely|exciting|nice|fun)|so happy for you|"
     r"happy for you|what a (?:great|lovely|wonderful|fun|nice)|that'?s (?:so )?(?:great|lovely|nice|fun|cool|exciting)|"
-    r"(?:enjoy|celebrate)(?! \w+ing)|lucky|best of luck|well done|proud of you|sounds (?:fun|great|lovely|exciting)|"
-    r"(?:something|a lot) to be proud of|a real achievement|what a lovely thing|that'?s really lovely)\b"
-    # glad of the news itself, as a sentence of its own: "Oh, I'm glad." to two replies from fourteen people
+    r"(?:enjoy|celebrate)(?! \w+ing)|lucky|best of luck|well done|proud of you|sounds (?:fun|great|lovely|exciting))\b"
+)
+# Glad of the news or proud of it, in the openings' words: a fault to bad news ("Oh, I'm glad." to two replies
+# from fourteen people) that the bench counts. The guard does not stop them (it reads CHEERFUL): a glad
+# opening is said where the message's own words say it went well whatever the vote read ("the scan shows
+# it hasn't spread" read as fear).
+GLAD = re.compile(
+    r"\b(?:(?:something|a lot) to be proud of|a real achievement|what a lovely thing|that'?s really lovely)\b"
     r"|(?:^|[.!?] )(?:oh, )?(?:i'?m (?:so |really )?glad|that'?s (?:good|so kind))[.!]"
 )
 # Glad of the person's openness, not of the news: "I'm glad you told me".
@@ -124,7 +129,8 @@ def tone_mismatch(reply: str, ctx: ReplyContext) -> bool:
     """Cheerful words to bad news, or gloomy ones to good news."""
     said = _lower(reply)
     if ctx.news == "bad":
-        return CHEERFUL.search(GLAD_OF_TELLING.sub(" ", said)) is not None
+        heard = GLAD_OF_TELLING.sub(" ", said)
+        return CHEERFUL.search(heard) is not None or GLAD.search(heard) is not None
     if ctx.news == "good":
         return GLOOMY.search(said) is not None
     return False
