@@ -228,6 +228,16 @@ def _quotes_kept(sentence: str) -> bool:
         has_first_person(q) or speaks_to_listener(q) for q in inner)
 
 
+def unshouted(text: str) -> str:
+    """A message written mostly in capitals in sentence case instead ("THEY'LL STILL TAKE ME!!!" -> "They'll
+    still take me!!!"): said back in capitals, it would shout. Other messages are returned as they are."""
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) < 8 or sum(c.isupper() for c in letters) < 0.6 * len(letters):
+        return text
+    lowered = re.sub(r"\bi(?=\b|')", "I", text.lower())
+    return re.sub(r"(^\W*|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), lowered)
+
+
 def flipped(user_text: str, *, max_words: int = 17) -> str:
     """The first sentence of the message that can be said back to the person, turned to "you" ("Your
     card got declined on a first date."), or "" when none turns safely: sentences that are questions,
@@ -235,6 +245,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     passed over; of a long sentence, a clause of it with the person in it may be said. When no sentence
     has the person in it, the first that is about someone else is reported as theirs ("You said the
     other boy got nothing.")."""
+    user_text = unshouted(user_text)
     third = []
     for first, whole in _candidates(user_text, max_words):
         told = reported_quote(first)  # "My mum told me 'I never wanted...'" -> "... told me she never wanted..."
@@ -282,6 +293,7 @@ def echoed(user_text: str) -> str:
     when the message is longer, asks something, speaks to the avatar, quotes someone, has the person as
     a subject ("I'm fine" said back as "You're fine" is no listening), or has fewer than two words of its
     own to say back."""
+    user_text = unshouted(user_text)
     pieces = []
     for raw, piece in _sentences(user_text):
         piece = _TRAILING.sub("", piece).strip(" ,;:-")

@@ -362,14 +362,16 @@ class Understander:
             u.risk.level == "check" and not safety.asked_recently(listener)) else ""
         if check_in:  # the question about safety is part of the reply's length
             ctx = replace(ctx, max_words=max(12, ctx.max_words - len(check_in.split())))
-        fam, opening = self.opening(decided, ctx)
+        news = self.read_news(decided.turn.text) if self.settings.openings else None
+        fam, opening = self.opening(decided, ctx, news)
         partial = fam in openings.PARTIAL
         bad_before = openings.bad_news_before(ctx.earlier_user)
         # comfort is still due a turn after bad news ("whatever.")
         screen = replace(ctx, news="bad") if ctx.news == "neutral" and bad_before else ctx
         if COMPOSE and self.settings.openings and not partial:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
-                                              bad_before=bad_before, first_clause_words=first_clause_words)
+                                              bad_before=bad_before, sure=openings.sure_news(news),
+                                              first_clause_words=first_clause_words)
         else:
             source = self._written_sentences(decided, opening=opening, partial=partial,
                                              first_clause_words=first_clause_words)
@@ -421,26 +423,33 @@ class Understander:
         """The help resources said in a crisis response (``[safety] resources``, or the built-in text)."""
         return self.safety.resources.strip() or safety.DEFAULT_RESOURCES
 
-    def opening(self, decided: Decided, ctx: faults.ReplyContext | None = None) -> tuple[str | None, str]:
+    def read_news(self, text: str) -> dict[str, float] | None:
+        """The news reader's probabilities of good, bad and neither news in ``text`` (None when it is off)."""
+        return self.news_reader.read(text) if self.news_reader is not None else None
+
+    def opening(self, decided: Decided, ctx: faults.ReplyContext | None = None,
+                news: Mapping[str, float] | None = None) -> tuple[str | None, str]:
         """The family and text of the reply's opening, chosen to fit the feeling (``(None, "")`` when the
         model should begin itself: a plain message, an uncertain emotion, or ``openings = false``); a
-        question to the avatar gets the start of an answer, which the model completes."""
+        question to the avatar gets the start of an answer, which the model completes. ``news`` is
+        ``read_news`` of the message, read here when not given."""
         if not self.settings.openings:
             return None, ""
         u, turn = decided.decision, decided.turn
         ctx = ctx or self.reply_context(decided)
-        news = self.news_reader.read(turn.text) if self.news_reader is not None else None
+        news = news if news is not None else self.read_news(turn.text)
         fam = openings.family(turn.text, label=u.emotion, coarse=u.coarse, risk=u.risk, asks=ctx.asks,
                               confidence=u.confidence, earlier=ctx.earlier_user, news=news)
         return fam, openings.choose(fam, turn.text, previous_reply=ctx.previous_reply, seed=self.settings.seed)
 
     def _composed_sentences(self, decided: Decided, ctx: faults.ReplyContext, *, fam: str | None, opening: str,
-                            closing: bool = True, bad_before: bool = False,
+                            closing: bool = True, bad_before: bool = False, sure: str | None = None,
                             first_clause_words: int = 0) -> Iterator[str]:
         """The composed reply (``composer``), before the guard: ``opening`` (spoken while the rest is made),
         a restatement of what happened, and a closing line from the bank (unless ``closing`` is false: a
         check-in question ends the reply instead). With no opening and no fitting restatement the model
-        writes the reply itself."""
+        writes the reply itself. ``sure`` is the kind of news the news reader is sure of ("good", "bad"
+        or None): without an opening, the closing fits it."""
         if opening:
             yield opening
         # thanks for the talk: nothing to say back, the door left open
@@ -454,7 +463,7 @@ class Understander:
             # an unsure vote shares no joy, and asks no light question just after bad news; good news in
             # the message's own words gets a glad one, not "What's been hardest?"
             recent_bad = ctx.news == "bad" or bad_before
-            told = openings.tone(decided.turn.text)
+            told = openings.tone(decided.turn.text) or sure
             group = fam or ("glad" if told == "good" else "hard" if recent_bad
                             else "feeling" if told == "bad" else None)
             # not a line any of the last three replies ended on: "How are you holding up?" twice in

@@ -250,3 +250,10 @@ def test_a_which_question_is_heard_without_its_question_mark(message):
                                      "I thought about you.", "what's the point of feedback like that"])
 def test_a_statement_with_question_words_in_it_asks_nothing(message):
     assert not composer.asks_listener(message)
+
+
+def test_a_message_in_capitals_is_said_back_in_sentence_case_not_shouted():
+    assert composer.unshouted("THEY JUST RANG AND SAID THEY'LL STILL TAKE ME!!!") == (
+        "They just rang and said they'll still take me!!!")
+    assert composer.flipped("I GOT THE JOB. I'M SO HAPPY") == "You got the job."
+    assert composer.unshouted("ugh my roomate ate my leftovers AGAIN") == "ugh my roomate ate my leftovers AGAIN"

@@ -504,3 +504,32 @@ def test_an_answer_whose_first_sentence_is_left_out_is_not_said_from_its_second(
     sentences = list(engine.reply_sentences(decided))
     assert any("invented" in g for g in decided.guarded)
     assert not any(s.startswith("It might be") for s in sentences) and sentences
+
+
+class _SureReader:
+    """A news reader (understanding/news.py) that reads every message as the same kind of news."""
+
+    def __init__(self, **probs):
+        self.probs = {"good": 0.0, "bad": 0.0, "neither": 0.0, **probs}
+
+    def read(self, text):
+        return dict(self.probs)
+
+
+def test_an_opening_the_news_reader_is_sure_is_the_wrong_kind_is_left_out_and_the_closing_fits_the_news():
+    kindness = "Came home to find my neighbour had mowed my front lawn while I was laid up after my op."
+    engine = make(backends={"qwen1.5b": ScriptedChat(label="angry")}, openings=True)
+    decided = engine.decide(UserTurn(text=kindness))
+    engine.news_reader = _SureReader(good=0.2, bad=0.7, neither=0.1)
+    assert engine.opening(decided)[0] == "unfair"  # the vote's anger, and a reader that agrees
+    engine.news_reader = _SureReader(good=0.85, bad=0.1, neither=0.05)
+    assert engine.opening(decided) == (None, "")
+    sentences = list(engine.reply_sentences(decided))
+    assert sentences[0].startswith("You came home to find your neighbour had mowed your front lawn")
+    assert sentences[-1] in composer.CLOSINGS["glad"], sentences  # glad for them, not "What's been hardest?"
+    assert not any(s in composer.CLOSINGS["unfair"] + composer.CLOSINGS["hard"] for s in sentences)
+
+
+def test_the_news_reader_is_off_with_openings_or_news_check():
+    assert make(backends={"qwen1.5b": ScriptedChat()}, openings=False).news_reader is None
+    assert make(backends={"qwen1.5b": ScriptedChat()}, openings=True, news_check=False).news_reader is None

@@ -26,6 +26,9 @@ def test_an_opening_of_the_kind_of_news_the_reader_is_sure_the_message_is_not_is
     # a death keeps its gentle opening however warmly it is told (the reader read one as good news)
     assert fam("My grandmother died peacefully last night, surrounded by all of us.", "sad", "sad",
                news={"good": 0.9, "bad": 0.06, "neither": 0.04}) == "loss"
+    # bad news the vote was unsure of: a gentle opening when the reader is sure, none when it is not
+    assert fam("third interview. nothing.", "neutral", "neutral", news=sure_bad) == "hard"
+    assert fam("third interview. nothing.", "neutral", "neutral", news=unsure) is None
     # neither kind of news sure: the opening stands
     assert fam(kindness, "angry", "angry", news={"good": 0.1, "bad": 0.1, "neither": 0.8}) == "unfair"
 
