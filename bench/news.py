@@ -1,0 +1,90 @@
+"""How well does the news reader (``e3rg_core.understanding.news``) tell good, bad and neither news?
+
+    python bench/news.py [--sets dev,dev2,dev3,dev4]
+
+It learns from the messages written for it (``data/news.json``); it is measured on the reply bench's
+conversations (``bench/data/replies_<set>.jsonl``), whose every turn is marked good, bad or neutral news
+by the people who wrote them, apart from the reader's messages. Many of those turns are judged with the
+conversation before them ("i can't stop shaking" after a pass is good news), which the reader does
+not see. The report gives accuracy, the confusion, the turns read as the opposite kind, what the reader
+is sure of (``openings.NEWS_VETO``) and how often that was right, and a 5-fold cross-validation on its own
+messages. Only summary figures are written: a held-out set's turns stay unread. Writes
+``bench/reports/news.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from _common import ROOT, machine, write_report
+
+from e3rg_core.understanding.class_head import fit_class_head
+from e3rg_core.understanding.embedding import MPNET_NAME, sentence_encoder
+from e3rg_core.understanding.news import HEAD_C, NEWS, NewsReader, load_news
+from e3rg_core.understanding.openings import NEWS_VETO
+from e3rg_core.understanding.safety.text import canonical
+
+
+def turns(sets: list[str]) -> list[tuple[str, str]]:
+    """(message, kind of news) of every turn of the reply sets, neutral read as neither."""
+    rows = []
+    for name in sets:
+        for line in (ROOT / "bench" / "data" / f"replies_{name}.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rows += [(t["text"], "neither" if t["news"] == "neutral" else t["news"]) for t in json.loads(line)["turns"]]
+    return rows
+
+
+def cross_validation(encoder, folds: int = 5) -> float:
+    """Accuracy of the reader's head on its own messages, each fold fitted without it."""
+    import numpy as np
+
+    table = load_news()
+    texts = [canonical(t) for kind in NEWS for t in table[kind]]
+    classes = np.array([i for i, kind in enumerate(NEWS) for _ in table[kind]])
+    vectors = encoder.embed(texts)
+    order = np.random.default_rng(0).permutation(len(texts))
+    right = 0
+    for k in range(folds):
+        test = order[k::folds]
+        head = fit_class_head(vectors[np.setdiff1d(order, test)], classes[np.setdiff1d(order, test)], len(NEWS), c=HEAD_C)
+        right += int((head.log_probs(vectors[test]).argmax(axis=1) == classes[test]).sum())
+    return right / len(texts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sets", default="dev,dev2,dev3,dev4", help="reply sets to measure on, comma-separated")
+    args = parser.parse_args()
+    sets = args.sets.split(",")
+    encoder = sentence_encoder(MPNET_NAME)
+    reader = NewsReader(encoder)
+    rows = turns(sets)
+    confusion = {gold: {kind: 0 for kind in NEWS} for gold in NEWS}
+    sure = {kind: {gold: 0 for gold in NEWS} for kind in ("good", "bad")}
+    for text, gold in rows:
+        probs = reader.read(text)
+        confusion[gold][max(probs, key=probs.get)] += 1
+        for kind in sure:
+            if probs[kind] >= NEWS_VETO:
+                sure[kind][gold] += 1
+    right = sum(confusion[k][k] for k in NEWS)
+    report = {
+        "machine": machine(),
+        "sets": sets,
+        "turns": len(rows),
+        "accuracy": round(right / len(rows), 3),
+        "opposite": confusion["good"]["bad"] + confusion["bad"]["good"],
+        "confusion": confusion,  # gold kind -> read kind -> turns
+        "sure_at": NEWS_VETO,
+        "sure": sure,  # read kind (probability >= sure_at) -> gold kind -> turns
+        "own_messages": sum(len(v) for v in load_news().values()),
+        "own_cross_validation_accuracy": round(cross_validation(encoder), 3),
+    }
+    print(json.dumps({k: v for k, v in report.items() if k != "machine"}, indent=1))
+    write_report("news", report)
+
+
+if __name__ == "__main__":
+    main()
