@@ -28,7 +28,8 @@ CHEERFUL = re.compile(
 # opening is said where the message's own words say it went well whatever the vote read ("the scan shows
 # it hasn't spread" read as fear).
 GLAD = re.compile(
-    r"\b(?:(?:something|a lot) to be proud of|a real achievement|what a lovely thing|that'?s really lovely)\b"
+    r"\b(?:(?:something|a lot) to be proud of|a real achievement|what a lovely thing|that'?s really lovely|"
+    r"(?:glad|good|great|nice) to (?:know|see))\b"
     r"|(?:^|[.!?] )(?:oh, )?(?:i'?m (?:so |really )?glad|that'?s (?:good|so kind))[.!]"
 )
 # Glad of the person's openness, not of the news: "I'm glad you told me".

@@ -22,6 +22,8 @@ PROMOTED = ReplyContext("I got the promotion!", news="good")
         "timed it at 14 minutes. feel a bit better actually", news="good")),
     ("tone_mismatch", "Oh, I'm glad. You sent the photos from your graduation.", ReplyContext(
         "sent the family chat my graduation photos. 14 people. two replies.", news="bad")),
+    ("tone_mismatch", "I'm glad to know that the replacement bus has arrived on time.", ReplyContext(
+        "and now the replacement bus has gone to the wrong town. this is fine. everything is fine.", news="bad")),
     ("tone_mismatch", "What a lovely thing. Your landlord kept your deposit.", ReplyContext(
         "My landlord kept my entire deposit for 'cleaning'.", news="bad")),
     ("advice_or_blame", "You should be honest and apologize for the disappointment.", LAID_OFF),
