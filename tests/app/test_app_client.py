@@ -10,17 +10,14 @@ from pathlib import Path
 import pytest
 
 from tests.app.api import OUT, conversation, turn, user_texts
-from tests.app.browser_support import AppServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = AppServer(tmp_path_factory.mktemp("served"))
-    server.start()
-    yield server
-    server.stop()
+def server(shared_server):
+    """The app as tests/app/serve.py serves it, shared with other modules (tests/app/conftest.py)."""
+    return shared_server
 
 
 def _client(server):

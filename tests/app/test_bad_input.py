@@ -1,7 +1,8 @@
 """Bad input, at the handler and over HTTP: a clear message, the server stays up, the history intact.
 
 The corpus is ``tests/bad_inputs.py``; each case runs against ``ChatService`` directly, and a
-representative subset against the served app through gradio_client (one server for the module).
+representative subset against the served app through gradio_client (the server of
+``tests/app/conftest.py``, which other modules share).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from e3rg_core.errors import InputError
 from e3rg_core.understanding.prompts import SYSTEM
 from e3rg_core.ui.service import Committed
 from tests.app.api import OUT, conversation
-from tests.app.browser_support import AppServer
 from tests.app.serve import build
 from tests.bad_inputs import CASE_NAMES, CONTROL, INJECTION, make_corpus
 
@@ -112,11 +112,9 @@ HTTP_CASES = ("zero-byte .wav", "truncated mp4", "png named .mp4", "10-minute cl
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = AppServer(tmp_path_factory.mktemp("served"))
-    server.start()
-    yield server
-    server.stop()
+def server(shared_server):
+    """The app as tests/app/serve.py serves it, shared with other modules (tests/app/conftest.py)."""
+    return shared_server
 
 
 def _turn(client, sid, *, text="", avatar="amara", audio=None, video=None):

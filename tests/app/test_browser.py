@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from tests.app.browser_support import ROOT, AppServer, make_fake_media
+from tests.app.browser_support import ROOT, make_fake_media
 
 pytestmark = [
     pytest.mark.browser,
@@ -40,11 +40,9 @@ def media(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = AppServer(tmp_path_factory.mktemp("browser_app"))
-    server.start()
-    yield server
-    server.stop()
+def server(shared_server):
+    """The app as tests/app/serve.py serves it, shared with other modules (tests/app/conftest.py)."""
+    return shared_server
 
 
 @pytest.fixture(scope="module")
