@@ -383,7 +383,7 @@ class Understander:
                     decided.guarded.append(verdict.reason)
                     if said == 0:
                         said += 1
-                        yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
+                        yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care", asked=ctx.asks)
                     break
                 # A sentence with a fault a caring listener would not make is left out, not spoken.
                 found = faults.faults(sentence, screen if said == 0 else replace(screen, previous_reply=""),
@@ -401,7 +401,7 @@ class Understander:
                 yield sentence
         if said == 0:
             decided.guarded.append("nothing fitting was written")
-            yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care")
+            yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care", asked=ctx.asks)
         elif opening and not partial and own == 0 and not check_in:
             yield openings.follow_up(fam, decided.turn.text, seed=self.settings.seed)  # not the opening alone
         if check_in:

@@ -428,3 +428,12 @@ def test_bad_news_beside_a_good_result_is_still_bad_news(text):
     from e3rg_core.understanding.safety.guard import names_bad_news
 
     assert names_bad_news(text) and distressed(text, "happy", NONE)
+
+
+def test_a_question_whose_answer_failed_gets_an_honest_not_sure_not_cheer():
+    reply = safe_reply("Any idea how to word a resignation so it doesn't burn bridges?", "happy", asked=True)
+    assert reply.endswith("?") and ("sure" in reply or "hard one" in reply)
+    assert "lovely" not in reply and "good news" not in reply.lower()
+    # a question about bad news is still met gently
+    funeral = "My dad died on Monday. What do I even say at the funeral?"
+    assert safe_reply(funeral, "sad", asked=True) == safe_reply(funeral, "sad")

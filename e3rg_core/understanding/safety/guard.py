@@ -135,21 +135,28 @@ _SAFE = {
     "other": ("That sounds really hard.", "I'm sorry; that sounds like a lot to deal with."),
     "happy": ("That's lovely to hear.", "What good news.", "That sounds like a really good moment."),
     "neutral": ("I see.", "Thanks for telling me.", "I hear you."),
+    "asked": ("Honestly, I'm not sure.", "That's a hard one to call.", "I'm not sure I know, to be honest."),
 }
 _FOLLOW = ("Do you want to tell me more about it?", "I'm here if you want to talk it through.",
            "How are you holding up right now?")
 _FOLLOW_LIGHT = ("Tell me more?", "How do you feel about it?", "What happened next?")
+_FOLLOW_ASKED = ("What are you leaning towards?", "What do you think yourself?", "What's your gut telling you?")
 
 
-def safe_reply(user_text: str, coarse: str, *, caring: bool = False) -> str:
+def safe_reply(user_text: str, coarse: str, *, caring: bool = False, asked: bool = False) -> str:
     """A short calm reply, varied by message: said instead of a written reply that failed the guard
-    or had nothing fitting in it. Bad news always gets a gentle one, whatever the emotion vote said."""
+    or had nothing fitting in it. Bad news always gets a gentle one, whatever the emotion vote said; a
+    question to the avatar (``asked``) an honest "not sure", not "That's lovely to hear." to "Any idea how
+    to word a resignation?"."""
     if distressed(user_text, coarse, RiskAssessment()) or caring:
         group = coarse if coarse in ("sad", "fear", "angry") else ("sad" if coarse == "disgusted" else "other")
+    elif asked:
+        group = "asked"
     else:
         group = "happy" if coarse in ("happy", "surprised") else "neutral"
     pick = int.from_bytes(hashlib.sha256(user_text.encode("utf-8", "replace")).digest()[:4], "big")
     first = _SAFE[group][pick % len(_SAFE[group])]
-    follows = _FOLLOW if group in ("sad", "fear", "angry", "other") else _FOLLOW_LIGHT
+    follows = (_FOLLOW if group in ("sad", "fear", "angry", "other") else _FOLLOW_ASKED if group == "asked"
+               else _FOLLOW_LIGHT)
     follow = "How are you feeling right now?" if caring else follows[(pick // 7) % len(follows)]
     return f"{first} {follow}"
