@@ -48,7 +48,8 @@ def cross_validation(encoder, folds: int = 5) -> float:
     right = 0
     for k in range(folds):
         test = order[k::folds]
-        head = fit_class_head(vectors[np.setdiff1d(order, test)], classes[np.setdiff1d(order, test)], len(NEWS), c=HEAD_C)
+        train = np.setdiff1d(order, test)
+        head = fit_class_head(vectors[train], classes[train], len(NEWS), c=HEAD_C)
         right += int((head.log_probs(vectors[test]).argmax(axis=1) == classes[test]).sum())
     return right / len(texts)
 

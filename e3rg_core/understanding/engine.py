@@ -362,7 +362,7 @@ class Understander:
             u.risk.level == "check" and not safety.asked_recently(listener)) else ""
         if check_in:  # the question about safety is part of the reply's length
             ctx = replace(ctx, max_words=max(12, ctx.max_words - len(check_in.split())))
-        news = self.read_news(decided.turn.text) if self.settings.openings else None
+        news = self.read_news(decided.turn.text)  # None when openings or the reader are off
         fam, opening = self.opening(decided, ctx, news)
         partial = fam in openings.PARTIAL
         bad_before = openings.bad_news_before(ctx.earlier_user)
@@ -375,6 +375,10 @@ class Understander:
         else:
             source = self._written_sentences(decided, opening=opening, partial=partial,
                                              first_clause_words=first_clause_words)
+
+        def calm() -> str:  # said instead when nothing written may be said
+            return safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care", asked=ctx.asks)
+
         with contextlib.closing(source) as written:
             for sentence in written:
                 verdict = safety.check(sentence, user_text=decided.turn.text, coarse=u.coarse, risk=u.risk)
@@ -383,7 +387,7 @@ class Understander:
                     decided.guarded.append(verdict.reason)
                     if said == 0:
                         said += 1
-                        yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care", asked=ctx.asks)
+                        yield calm()
                     break
                 # A sentence with a fault a caring listener would not make is left out, not spoken.
                 found = faults.faults(sentence, screen if said == 0 else replace(screen, previous_reply=""),
@@ -401,7 +405,7 @@ class Understander:
                 yield sentence
         if said == 0:
             decided.guarded.append("nothing fitting was written")
-            yield safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care", asked=ctx.asks)
+            yield calm()
         elif opening and not partial and own == 0 and not check_in:
             yield openings.follow_up(fam, decided.turn.text, seed=self.settings.seed)  # not the opening alone
         if check_in:
