@@ -319,6 +319,35 @@ def echoed(user_text: str) -> str:
     return said + "."
 
 
+MAX_PIECE_WORDS = 4
+_DONE = re.compile(r"[a-z]{2,}ed\b", re.IGNORECASE)
+
+
+def last_piece(user_text: str) -> str:
+    """The short piece a message ends on, said back alone when the whole message cannot be ("Driving test
+    on Thursday. Fourth attempt." -> "Fourth attempt.", "... and said thanks. small win" -> "Small win."):
+    a listener repeats the words that land, and the whole message said back word for word would read as
+    the avatar's own. "" when the message ends on a question, on words to the avatar, a quotation, the
+    person as a subject ("no way im getting back to sleep"), a piece longer than ``MAX_PIECE_WORDS``
+    words, or one with fewer than two words of its own."""
+    user_text = unshouted(user_text)
+    pieces = [(raw, _TRAILING.sub("", _FILLERS.sub(" ", piece)).strip(" ,;:-")) for raw, piece in _sentences(user_text)]
+    pieces = [(raw, piece) for raw, piece in pieces if piece]  # "... third try. lol": the filler is no piece
+    if not pieces:
+        return ""
+    raw, piece = pieces[-1]
+    piece = re.split(r"[,;:]\s*", piece)[-1].strip() if len(piece.split()) > MAX_PIECE_WORDS else piece
+    if (not piece or is_question(raw) or speaks_to_listener(piece) or _QUOTE_OPEN.search(piece)
+            or len(piece.split()) > MAX_PIECE_WORDS or not re.fullmatch(r"[\w' %$£€&-]+", piece)):
+        return ""
+    if _SUBJECT_PRONOUN.search(canonical(piece)) or lacks_subject(piece) or _DONE.match(piece):
+        return ""  # the person doing something, said or left out ("needed AAA for Edinburgh")
+    if len(faults.specific_words(piece)) < 2:
+        return ""
+    piece = second_person(piece)
+    return piece[0].upper() + piece[1:] + "."
+
+
 # A sentence that reports what someone said ("They said they'd call by Friday"): its verb, near the start,
 # after someone who can tell the person something (not "it", "the sign").
 _SAID = re.compile(r"\b(said|says)\b(?!\s+to\b)", re.IGNORECASE)

@@ -482,7 +482,8 @@ class Understander:
     def _restatement(self, decided: Decided, ctx: faults.ReplyContext, *, echo: bool = False) -> str:
         """What happened, said back to the person as "you": their own sentence turned (``composer.flipped``)
         where it fits, else (with ``echo``: after an opening that says how it lands) a message of short
-        pieces said back as it came (``composer.echoed``: "Whole team, no warning."), else the model's
+        pieces said back as it came (``composer.echoed``: "Whole team, no warning."), or the short piece it
+        ends on (``composer.last_piece``: "Fourth attempt."), else the model's
         short extraction, checked against the conversation and the fault detectors (asked twice), else
         "". The person's own words come first: on the dev conversations they fitted far more often than
         the embedded model's extraction (2 of about 46 of its candidates passed the checks, one of them
@@ -501,9 +502,10 @@ class Understander:
         turned = composer.flipped(turn.text)
         if turned and fits(turned, begins_you=False):
             return turned
-        said_back = composer.echoed(turn.text) if echo else ""
-        if said_back and sayable(said_back):  # the person's words as they came: no restatement check
-            return said_back
+        if echo:  # the person's words as they came: no restatement check
+            for said_back in (composer.echoed(turn.text), composer.last_piece(turn.text)):
+                if said_back and sayable(said_back):
+                    return said_back
         examples = prompts.select_examples(turn.text, s.shots, seed=s.seed)
         messages = prompts.restatement_messages(turn, examples=examples, max_utterances=s.history_utterances)
         for attempt in range(2):

@@ -219,6 +219,29 @@ def test_a_message_that_is_no_fragment_is_not_echoed(message):
     assert composer.echoed(message) == ""
 
 
+@pytest.mark.parametrize("message, piece", [
+    ("Driving test on Thursday. Fourth attempt.", "Fourth attempt."),
+    ("zoe just came out, ate the toast and said thanks. small win", "Small win."),
+    ("I miss her so much. My best friend.", "Your best friend."),  # "my" turned to "your"
+    ("the bar exam. third try. lol", "Third try."),  # the filler left off
+])
+def test_a_message_is_answered_with_the_short_piece_it_ends_on(message, piece):
+    assert composer.last_piece(message) == piece
+
+
+@pytest.mark.parametrize("message", [
+    "still shaking tho. no way im getting back to sleep",  # the person as a subject
+    "results day. got AAB. needed AAA for Edinburgh",  # the person its left-out subject
+    "Driving test on Thursday. Fourth attempt?",  # a question
+    "Fourth attempt. You think I'm mad?",  # to the avatar
+    "third interview. nothing.",  # one word of its own
+    "My sister rang to say the whole family is coming for Christmas this year",  # no short piece
+    "She said 'never again'.",  # a quotation
+])
+def test_no_short_piece_is_said_back_where_it_would_speak_for_the_person(message):
+    assert composer.last_piece(message) == ""
+
+
 def test_a_long_sentence_is_said_back_without_the_circumstance_that_ends_it():
     message = "My flatmate Jonas has been carrying my laundry up and down three flights of stairs without me even asking."
     assert composer.flipped(message) == (

@@ -468,6 +468,16 @@ def test_a_message_of_short_pieces_is_echoed_after_an_opening_with_no_model_call
     assert chat.prefixes == []  # said back as it came, not asked of the model
 
 
+def test_a_message_too_long_to_echo_is_answered_with_the_piece_it_ends_on_after_an_opening():
+    chat = ContinuingChat(label="nervous", reply=" have a driving test.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="Driving test on Thursday. Fourth attempt."))
+    fam, opening = engine.opening(decided)
+    sentences = list(engine.reply_sentences(decided))
+    assert opening and sentences[:2] == [opening, "Fourth attempt."]
+    assert chat.prefixes == []  # no model call: the person's own words
+
+
 def test_with_no_opening_short_pieces_are_not_echoed_as_if_the_avatar_said_them():
     chat = ContinuingChat(label="neutral", reply=" had a quiet one too.")
     engine = make(backends={"qwen1.5b": chat}, openings=True)
