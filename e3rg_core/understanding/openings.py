@@ -112,6 +112,10 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # hard word in it ("any tips for not panicking?") is no bad news to open on
         return _answer(user_text)
     if bad_news_words(user_text):  # a death or a diagnosis keeps its gentle opening however it is told
+        if fam in _GOOD_FAMILIES and sure_news(news) == "good":
+            # the vote and the reader both read good news with a setback told in it ("passed her driving
+            # test today, first go! She failed the theory twice"): neither sorrow nor cheer
+            return None
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
     chosen, sure = _by_vote_and_words(user_text, fam, confidence, earlier), sure_news(news)
     other = "bad" if chosen in _GOOD_FAMILIES else "good" if chosen in _GLOOMY_FAMILIES else None

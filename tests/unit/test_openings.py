@@ -26,6 +26,12 @@ def test_an_opening_of_the_kind_of_news_the_reader_is_sure_the_message_is_not_is
     # a death keeps its gentle opening however warmly it is told (the reader read one as good news)
     assert fam("My grandmother died peacefully last night, surrounded by all of us.", "sad", "sad",
                news={"good": 0.9, "bad": 0.06, "neither": 0.04}) == "loss"
+    # good news with a setback told in it, read as good by the vote and the reader: no gentle opening,
+    # and no cheerful one either; a sad vote keeps its gentle one
+    passed = "My son passed his driving test today, first go! He failed the theory twice so it's a big deal"
+    assert fam(passed, "impressed", "happy", news=sure_good) is None
+    assert fam(passed, "impressed", "happy", news=unsure) == "hard"
+    assert fam(passed, "sad", "sad", news=sure_good) == "loss"
     # bad news the vote was unsure of: a gentle opening when the reader is sure, none when it is not
     assert fam("third interview. nothing.", "neutral", "neutral", news=sure_bad) == "hard"
     assert fam("third interview. nothing.", "neutral", "neutral", news=unsure) is None
