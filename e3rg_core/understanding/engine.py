@@ -371,6 +371,7 @@ class Understander:
         if COMPOSE and self.settings.openings and not partial:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
                                               bad_before=bad_before, sure=openings.sure_news(news),
+                                              better=openings.turned_for_the_better(decided.turn.text, news),
                                               first_clause_words=first_clause_words)
         else:
             source = self._written_sentences(decided, opening=opening, partial=partial,
@@ -448,12 +449,13 @@ class Understander:
 
     def _composed_sentences(self, decided: Decided, ctx: faults.ReplyContext, *, fam: str | None, opening: str,
                             closing: bool = True, bad_before: bool = False, sure: str | None = None,
-                            first_clause_words: int = 0) -> Iterator[str]:
+                            better: bool = False, first_clause_words: int = 0) -> Iterator[str]:
         """The composed reply (``composer``), before the guard: ``opening`` (spoken while the rest is made),
         a restatement of what happened, and a closing line from the bank (unless ``closing`` is false: a
         check-in question ends the reply instead). With no opening and no fitting restatement the model
         writes the reply itself. ``sure`` is the kind of news the news reader is sure of ("good", "bad"
-        or None): without an opening, the closing fits it."""
+        or None): without an opening, the closing fits it. ``better``: the message tells of a turn for the
+        better (``openings.turned_for_the_better``), so earlier bad news sets no gloomy closing."""
         if opening:
             yield opening
         # thanks for the talk: nothing to say back, the door left open
@@ -466,7 +468,7 @@ class Understander:
         if closing:  # without an opening, the closing still fits the news
             # an unsure vote shares no joy, and asks no light question just after bad news; good news in
             # the message's own words gets a glad one, not "What's been hardest?"
-            recent_bad = ctx.news == "bad" or bad_before
+            recent_bad = (ctx.news == "bad" or bad_before) and not better
             told = openings.tone(decided.turn.text)
             # good news the reader alone is sure of gets an open question: it was wrong on a tenth of the
             # dev sets' such messages ("got my dissertation mark back. 52." -> "Hold on to that one.")

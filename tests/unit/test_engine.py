@@ -478,6 +478,20 @@ def test_a_message_too_long_to_echo_is_answered_with_the_piece_it_ends_on_after_
     assert chat.prefixes == []  # no model call: the person's own words
 
 
+def test_a_turn_for_the_better_after_a_fright_is_met_with_no_gloomy_opening_or_closing():
+    from e3rg_core.understanding.faults import ReplyContext, tone_mismatch
+
+    chat = ContinuingChat(label="terrified", reply=" neighbour came home.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    history = (Utterance("speaker", "Someone is banging on my door at 2am and trying the handle."),
+               Utterance("listener", "That sounds really scary."))
+    relief = "It was just my drunk neighbour. He thought it was his house. The officers walked him home."
+    decided = engine.decide(UserTurn(text=relief, history=history))
+    assert decided.decision.emotion == "terrified" and engine.opening(decided)[1] == ""
+    reply = " ".join(engine.reply_sentences(decided))
+    assert not tone_mismatch(reply, ReplyContext(relief, news="good", earlier_user=(history[0].text,)))
+
+
 def test_with_no_opening_short_pieces_are_not_echoed_as_if_the_avatar_said_them():
     chat = ContinuingChat(label="neutral", reply=" had a quiet one too.")
     engine = make(backends={"qwen1.5b": chat}, openings=True)

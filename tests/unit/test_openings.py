@@ -179,3 +179,24 @@ def test_thanks_for_the_talk_is_met_with_gladness_not_a_celebration():
 ])
 def test_thanks_that_open_a_message_are_to_the_avatar(text, thanks):
     assert openings.thanks_listener(text) is thanks
+
+
+@pytest.mark.parametrize("text, news, turned", [
+    ("It was just my drunk neighbour. He thought it was his house.", None, True),
+    ("ok I've timed it twice. feel a bit better actually", None, True),
+    ("Update: it was Ollie who had the markers.", {"good": 0.5, "bad": 0.3, "neither": 0.2}, True),
+    ("update: it's spread to the liver", {"good": 0.1, "bad": 0.8, "neither": 0.1}, False),  # an update, no turn
+    ("update: it's spread to the liver", None, False),  # an update with no reading is no turn
+    ("I thought it would get easier but some years it's just as heavy.", None, False),
+    ("The deadline moved up a week again.", None, False),
+])
+def test_a_turn_for_the_better_is_relief_or_an_update_the_reader_leans_good_on(text, news, turned):
+    assert openings.turned_for_the_better(text, news) is turned
+
+
+def test_a_turn_for_the_better_gets_no_gloomy_opening_from_the_conversations_feeling():
+    relief = "It was just my drunk neighbour. He thought it was his house. The officers walked him home."
+    assert fam(relief, "terrified", "fear") is None  # the vote read the fear before it
+    assert fam("Someone is trying the door handle. The officers are on their way.", "terrified", "fear") is not None
+    # bad words of its own keep the gentle opening ("thankfully" does not make a loss a turn for the better)
+    assert fam("Thankfully it was quick, but we lost him this morning.", "devastated", "sad") == "loss"
