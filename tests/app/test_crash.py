@@ -59,15 +59,15 @@ def test_kill_during_a_turn_loses_only_that_turn(tmp_path, monkeypatch):
     tmp_root = tmp_path / "tmp"  # the server's TMPDIR: its work folders and uploads, and no one else's
     tmp_root.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp_root))
-    clips = tmp_path / "clips"
-    clips.mkdir()
-    spoken = speech_wav(clips)
-    long_clip = face_video(clips / "twenty_s.mp4", speech_wav(clips, pad_to_s=20.0))
-
     (tmp_path / "served").mkdir()
     server = AppServer(tmp_path / "served")
-    server.start()
+    server.launch()  # it loads its models while the clips are made
     try:
+        clips = tmp_path / "clips"
+        clips.mkdir()
+        spoken = speech_wav(clips)
+        long_clip = face_video(clips / "twenty_s.mp4", speech_wav(clips, pad_to_s=20.0))
+        server.wait_ready()
         client = Client(server.url, verbose=False)
         sid = _turn(client, None, "My sister called and we laughed for an hour.")["sid"]
         _turn(client, sid, audio=spoken)  # a turn with the user's recording among its media
