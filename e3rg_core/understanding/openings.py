@@ -122,7 +122,9 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     if other and sure == other:
         return None  # "That's so unfair." to a neighbour who mowed the lawn: the vote read the conversation
     if chosen in _GLOOMY_FAMILIES and tone(user_text) != "bad" and turned_for_the_better(user_text, news):
-        return None  # "That's a lot of worry to carry." to "It was just my drunk neighbour."
+        # "That's a lot of worry to carry." to "It was just my drunk neighbour.": relief is met gladly; an
+        # update the reader only leans good on gets no opening
+        return "glad" if relieved(user_text) else None
     if chosen is None and sure == "bad":
         # bad news the vote was unsure of, told without a word the lexicon knows ("third interview.
         # nothing."): a gentle opening, not the model's own first words. The reader sure of bad news was
@@ -236,12 +238,18 @@ def tone(user_text: str) -> str | None:
 # A turn in the story for the better: relief, a fear that came to nothing ("It was just my drunk
 # neighbour", "feel a bit better actually"), and an update or outcome ("update:", "turns out"), which
 # is a turn for the better only where the news reader leans to good news ("turns out they gave the job
-# to the internal candidate" is none). Written for e3rg; on the news reader's 1,650 messages by five
-# writers (660 shipped, 990 more kept apart to measure with), 30 of the 35 such messages were good news.
+# to the internal candidate" is none). Written for e3rg; on the news reader's messages by five writers
+# (``data/news.json`` and ``bench/data/news_extra.json``), 30 of the 35 such messages were good news, and
+# 11 of the 12 that tell of relief (the other a virus that turned out to be meningitis, bad news by name).
 _RELIEF = re.compile(r"\b(?:it was (?:just|only)|it's only|was only|false alarm|phew|off the hook|"
                      r"feel(?:ing)? (?:a (?:bit|lot|little) )?better|nothing to worry|no harm done|all good|all fine|"
                      r"good news|thank god|thankfully|luckily|fortunately|relieved|relief)\b")
 _UPDATE = re.compile(r"\b(?:update|turns out|turned out|in the end)\b")
+
+
+def relieved(user_text: str) -> bool:
+    """The message tells of relief: a fear that came to nothing, feeling better (``_RELIEF``)."""
+    return _RELIEF.search(canonical(user_text)) is not None
 
 
 def turned_for_the_better(user_text: str, news: Mapping[str, float] | None = None) -> bool:
@@ -249,10 +257,9 @@ def turned_for_the_better(user_text: str, news: Mapping[str, float] | None = Non
     ``news`` leans to good news. Its conversation's earlier feeling is then no guide to its opening:
     "Update: it was Ollie who had the markers. Mason's off the hook." is no news to meet with "Ugh,
     that's not okay." however angry the conversation was."""
-    said = canonical(user_text)
-    if _RELIEF.search(said):
+    if relieved(user_text):
         return True
-    return bool(_UPDATE.search(said)) and news is not None and news.get("good", 0.0) > news.get("bad", 0.0)
+    return bool(_UPDATE.search(canonical(user_text))) and news is not None and news.get("good", 0.0) > news.get("bad", 0.0)
 
 
 # Thanks to the avatar for the talk itself, not for something someone else did.

@@ -478,7 +478,7 @@ def test_a_message_too_long_to_echo_is_answered_with_the_piece_it_ends_on_after_
     assert chat.prefixes == []  # no model call: the person's own words
 
 
-def test_a_turn_for_the_better_after_a_fright_is_met_with_no_gloomy_opening_or_closing():
+def test_relief_after_a_fright_is_met_gladly_and_closed_on_no_gloomy_line():
     from e3rg_core.understanding.faults import ReplyContext, tone_mismatch
 
     chat = ContinuingChat(label="terrified", reply=" neighbour came home.")
@@ -487,7 +487,7 @@ def test_a_turn_for_the_better_after_a_fright_is_met_with_no_gloomy_opening_or_c
                Utterance("listener", "That sounds really scary."))
     relief = "It was just my drunk neighbour. He thought it was his house. The officers walked him home."
     decided = engine.decide(UserTurn(text=relief, history=history))
-    assert decided.decision.emotion == "terrified" and engine.opening(decided)[1] == ""
+    assert decided.decision.emotion == "terrified" and engine.opening(decided)[0] == "glad"
     reply = " ".join(engine.reply_sentences(decided))
     assert not tone_mismatch(reply, ReplyContext(relief, news="good", earlier_user=(history[0].text,)))
 

@@ -196,7 +196,10 @@ def test_a_turn_for_the_better_is_relief_or_an_update_the_reader_leans_good_on(t
 
 def test_a_turn_for_the_better_gets_no_gloomy_opening_from_the_conversations_feeling():
     relief = "It was just my drunk neighbour. He thought it was his house. The officers walked him home."
-    assert fam(relief, "terrified", "fear") is None  # the vote read the fear before it
+    assert fam(relief, "terrified", "fear") == "glad"  # the vote read the fear before it: relief is met gladly
+    update = "Update: the head checked the camera and it was Ollie who had the markers."
+    assert fam(update, "furious", "angry", news={"good": 0.5, "bad": 0.3, "neither": 0.2}) is None
+    assert fam(update, "furious", "angry", news={"good": 0.2, "bad": 0.6, "neither": 0.2}) == "unfair"
     assert fam("Someone is trying the door handle. The officers are on their way.", "terrified", "fear") is not None
     # bad words of its own keep the gentle opening ("thankfully" does not make a loss a turn for the better)
     assert fam("Thankfully it was quick, but we lost him this morning.", "devastated", "sad") == "loss"
