@@ -8,8 +8,9 @@ by the people who wrote them, apart from the reader's messages. Many of those tu
 conversation before them ("i can't stop shaking" after a pass is good news), which the reader does
 not see. The report gives accuracy, the confusion, the turns read as the opposite kind, what the reader
 is sure of (``openings.NEWS_VETO``) and how often that was right, and a 5-fold cross-validation on its own
-messages. Only summary figures are written: a held-out set's turns stay unread. Writes
-``bench/reports/news.json``.
+messages. It is also measured on ``bench/data/news_extra.json``: messages of the same kind by three
+other writers, which it does not learn from. Only summary figures are written: a held-out set's turns
+stay unread. Writes ``bench/reports/news.json``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from e3rg_core.understanding.openings import NEWS_VETO
 from e3rg_core.understanding.safety.text import canonical
 
 
+EXTRA = ROOT / "bench" / "data" / "news_extra.json"
+
+
 def turns(sets: list[str]) -> list[tuple[str, str]]:
     """(message, kind of news) of every turn of the reply sets, neutral read as neither."""
     rows = []
@@ -34,6 +38,22 @@ def turns(sets: list[str]) -> list[tuple[str, str]]:
             if line.strip():
                 rows += [(t["text"], "neither" if t["news"] == "neutral" else t["news"]) for t in json.loads(line)["turns"]]
     return rows
+
+
+def read_table(reader: NewsReader, table: dict[str, list[str]]) -> dict:
+    """The reader's accuracy, confusion and sure readings on labelled messages (``table``: kind -> texts)."""
+    confusion = {gold: {kind: 0 for kind in NEWS} for gold in NEWS}
+    sure = {kind: {gold: 0 for gold in NEWS} for kind in ("good", "bad")}
+    for gold in NEWS:
+        for text in table[gold]:
+            probs = reader.read(text)
+            confusion[gold][max(probs, key=probs.get)] += 1
+            for kind in sure:
+                if probs[kind] >= NEWS_VETO:
+                    sure[kind][gold] += 1
+    total = sum(len(table[gold]) for gold in NEWS)
+    return {"messages": total, "accuracy": round(sum(confusion[k][k] for k in NEWS) / total, 3),
+            "opposite": confusion["good"]["bad"] + confusion["bad"]["good"], "confusion": confusion, "sure": sure}
 
 
 def cross_validation(encoder, folds: int = 5) -> float:
@@ -62,26 +82,20 @@ def main() -> None:
     encoder = sentence_encoder(MPNET_NAME)
     reader = NewsReader(encoder)
     rows = turns(sets)
-    confusion = {gold: {kind: 0 for kind in NEWS} for gold in NEWS}
-    sure = {kind: {gold: 0 for gold in NEWS} for kind in ("good", "bad")}
-    for text, gold in rows:
-        probs = reader.read(text)
-        confusion[gold][max(probs, key=probs.get)] += 1
-        for kind in sure:
-            if probs[kind] >= NEWS_VETO:
-                sure[kind][gold] += 1
-    right = sum(confusion[k][k] for k in NEWS)
+    measured = read_table(reader, {kind: [text for text, gold in rows if gold == kind] for kind in NEWS})
     report = {
         "machine": machine(),
         "sets": sets,
-        "turns": len(rows),
-        "accuracy": round(right / len(rows), 3),
-        "opposite": confusion["good"]["bad"] + confusion["bad"]["good"],
-        "confusion": confusion,  # gold kind -> read kind -> turns
+        "turns": measured["messages"],
+        "accuracy": measured["accuracy"],
+        "opposite": measured["opposite"],
+        "confusion": measured["confusion"],  # gold kind -> read kind -> turns
         "sure_at": NEWS_VETO,
-        "sure": sure,  # read kind (probability >= sure_at) -> gold kind -> turns
+        "sure": measured["sure"],  # read kind (probability >= sure_at) -> gold kind -> turns
         "own_messages": sum(len(v) for v in load_news().values()),
         "own_cross_validation_accuracy": round(cross_validation(encoder), 3),
+        # messages by three other writers, not learnt from (gold kind -> read kind)
+        "other_writers": read_table(reader, json.loads(EXTRA.read_text(encoding="utf-8"))),
     }
     print(json.dumps({k: v for k, v in report.items() if k != "machine"}, indent=1))
     write_report("news", report)

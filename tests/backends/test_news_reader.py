@@ -30,3 +30,14 @@ def test_its_messages_are_written_for_each_kind_and_not_twice():
     table = load_news()
     texts = [t for kind in NEWS for t in table[kind]]
     assert all(len(table[kind]) >= 200 for kind in NEWS) and len(texts) == len(set(texts))
+
+
+def test_the_other_writers_messages_it_is_measured_on_are_none_of_its_own():
+    import json
+    from pathlib import Path
+
+    extra = json.loads((Path(__file__).resolve().parents[2] / "bench" / "data" / "news_extra.json").read_text("utf-8"))
+    own = {t.strip().lower() for texts in load_news().values() for t in texts}
+    theirs = [t.strip().lower() for kind in NEWS for t in extra[kind]]
+    assert all(len(extra[kind]) >= 300 for kind in NEWS) and len(theirs) == len(set(theirs))
+    assert not own.intersection(theirs)
