@@ -74,6 +74,7 @@ class Stages:
         self._locks = {stage: threading.Lock() for stage in Stage}
         self._load_lock = threading.Lock()
         self._neutral_faces: dict[tuple, dict[str, float] | None] = {}  # see neutral_face
+        self._neutral_reading: tuple[tuple, Path] | None = None  # see check: the last reply read neutrally
 
     # -- locks and time -----------------------------------------------------------------------
     @contextmanager
@@ -343,10 +344,20 @@ class Stages:
         """Read the avatar's own face and voice back (``perception.consistency``)."""
         from e3rg_core.perception.consistency import check_output
 
+        from e3rg_core.speech import voice_for
+
         neutral = speech.wav_path
         if speech.emotion != "neutral" and speech.text:
-            neutral = self.speak(speech.text, emotion="neutral", intensity=0.0, avatar=avatar,
-                                 out_path=Path(workdir) / "reply_neutral.wav").wav_path
+            # the same reply checked in several emotions in one folder (an avatar's self-check,
+            # ``consistency.check_avatar``) is spoken neutrally once
+            key = (speech.text, avatar.id, repr(voice_for(avatar)), str(Path(workdir)))
+            kept = self._neutral_reading
+            if kept is not None and kept[0] == key and kept[1].is_file():
+                neutral = kept[1]
+            else:
+                neutral = self.speak(speech.text, emotion="neutral", intensity=0.0, avatar=avatar,
+                                     out_path=Path(workdir) / "reply_neutral.wav").wav_path
+                self._neutral_reading = (key, Path(neutral))
         try:
             neutral_face = self.neutral_face(avatar, workdir)
         except Exception:  # noqa: BLE001 - the check goes on, judging the face by its top class alone
