@@ -343,7 +343,6 @@ class Stages:
     def check(self, speech: Speech, video: Video, avatar: Profile, workdir: Path) -> Consistency:
         """Read the avatar's own face and voice back (``perception.consistency``)."""
         from e3rg_core.perception.consistency import check_output
-
         from e3rg_core.speech import voice_for
 
         neutral = speech.wav_path

@@ -239,11 +239,13 @@ def tone(user_text: str) -> str | None:
 # neighbour", "feel a bit better actually"), and an update or outcome ("update:", "turns out"), which
 # is a turn for the better only where the news reader leans to good news ("turns out they gave the job
 # to the internal candidate" is none). Written for e3rg; on the news reader's messages by five writers
-# (``data/news.json`` and ``bench/data/news_extra.json``), 30 of the 35 such messages were good news, and
-# 11 of the 12 that tell of relief (the other a virus that turned out to be meningitis, bad news by name).
-_RELIEF = re.compile(r"\b(?:it was (?:just|only)|it's only|was only|false alarm|phew|off the hook|"
-                     r"feel(?:ing)? (?:a (?:bit|lot|little) )?better|nothing to worry|no harm done|all good|all fine|"
-                     r"good news|thank god|thankfully|luckily|fortunately|relieved|relief)\b")
+# (``data/news.json`` and ``bench/data/news_extra.json``), 29 of the 34 such messages were good news, and
+# 10 of the 11 that tell of relief (the other a virus that turned out to be meningitis, bad news by name).
+# Relief denied is none: "I don't feel better", "no good news", "pain relief", "it was only a matter of time".
+_RELIEF = re.compile(r"\b(?:it was (?:just|only)(?! (?:a matter|going|getting|the start|the beginning|too|so|as)\b)|"
+                     r"it's only (?:a|an)|false alarm|phew|off the hook|(?<!n't )(?<!not )feel(?:ing)? (?:a (?:bit|lot|little) )?better|"
+                     r"nothing to worry|no harm done|(?<!not )all good|(?<!no )good news|thank god|thankfully|luckily|"
+                     r"fortunately|relieved|(?:what a|such a|so much|a huge|a big|a massive) relief)\b")
 _UPDATE = re.compile(r"\b(?:update|turns out|turned out|in the end)\b")
 
 

@@ -189,6 +189,13 @@ def test_thanks_that_open_a_message_are_to_the_avatar(text, thanks):
     ("update: it's spread to the liver", None, False),  # an update with no reading is no turn
     ("I thought it would get easier but some years it's just as heavy.", None, False),
     ("The deadline moved up a week again.", None, False),
+    # relief denied, or no relief at all
+    ("I don't feel better at all.", None, False),
+    ("The pain relief isn't working.", None, False),
+    ("It was only a matter of time before he left.", None, False),
+    ("There's no good news yet.", None, False),
+    ("it just keeps getting worse", None, False),
+    ("It was only a cyst, nothing sinister.", None, True),
 ])
 def test_a_turn_for_the_better_is_relief_or_an_update_the_reader_leans_good_on(text, news, turned):
     assert openings.turned_for_the_better(text, news) is turned
