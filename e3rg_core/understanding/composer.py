@@ -286,6 +286,14 @@ _SUBJECT_PRONOUN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|we|we're|we'v
 MAX_ECHO_WORDS = 12
 
 
+def _echoable(raw: str, piece: str) -> bool:
+    """Whether a piece of a message (``raw``: its sentence as typed) may be said back as it came: no
+    question, no words to the avatar, no quotation, and no person doing something in it, said ("I'm fine")
+    or left out ("Gave the speech")."""
+    return not (is_question(raw) or speaks_to_listener(piece) or _QUOTE_OPEN.search(piece)
+                or _SUBJECT_PRONOUN.search(canonical(piece)) or lacks_subject(piece))
+
+
 def echoed(user_text: str) -> str:
     """A message of short pieces with no one doing anything in them ("whole team. no warning.",
     "Pneumonia. He's 82.", "ugh worst day ever tbh") said back as it came, the way a listener repeats
@@ -299,9 +307,7 @@ def echoed(user_text: str) -> str:
         piece = _TRAILING.sub("", piece).strip(" ,;:-")
         if not piece:
             continue
-        if is_question(raw) or speaks_to_listener(piece) or _QUOTE_OPEN.search(piece) or len(piece.split()) > 6:
-            return ""
-        if _SUBJECT_PRONOUN.search(canonical(piece)) or lacks_subject(piece):
+        if not _echoable(raw, piece) or len(piece.split()) > 6:
             return ""
         pieces.append(second_person(piece))
     if not pieces or not 2 <= sum(len(p.split()) for p in pieces) <= MAX_ECHO_WORDS:
@@ -337,11 +343,9 @@ def last_piece(user_text: str) -> str:
         return ""
     raw, piece = pieces[-1]
     piece = re.split(r"[,;:]\s*", piece)[-1].strip() if len(piece.split()) > MAX_PIECE_WORDS else piece
-    if (not piece or is_question(raw) or speaks_to_listener(piece) or _QUOTE_OPEN.search(piece)
-            or len(piece.split()) > MAX_PIECE_WORDS or not re.fullmatch(r"[\w' %$£€&-]+", piece)):
+    if (not piece or len(piece.split()) > MAX_PIECE_WORDS or not re.fullmatch(r"[\w' %$£€&-]+", piece)
+            or not _echoable(raw, piece) or _DONE.match(piece)):  # _DONE: "needed AAA for Edinburgh"
         return ""
-    if _SUBJECT_PRONOUN.search(canonical(piece)) or lacks_subject(piece) or _DONE.match(piece):
-        return ""  # the person doing something, said or left out ("needed AAA for Edinburgh")
     if len(faults.specific_words(piece)) < 2:
         return ""
     piece = second_person(piece)
