@@ -48,7 +48,8 @@ def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = ()
     if _FIRST_PERSON.search(said) or "?" in said or "!" in said or not re.search(r"\byou", said):
         return False
     reported = said[len(_REPORTED):] if not begins_you and re.match(_REPORTED + r"(?!yes|no)", said) else said
-    if (begins_you and not said.startswith("you")) or _AWKWARD_START.match(reported):
+    if (begins_you and not said.startswith("you")) or _AWKWARD_START.match(reported) or (
+            begins_you and _MODEL_AWKWARD.match(said)):
         return False
     if not _roles_kept(reported, user_text, earlier):
         return False
@@ -62,6 +63,7 @@ def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = ()
 _REPORTED = "you said "
 _SUBJECT_I = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd)\b")
 _OWNER = re.compile(r"\b(?:my|our|me|i|we)\b")
+_NOT_OWN = {"his", "her", "their", "your", "a", "the", "whose", "its", "an", "someone's", "everyone's"}
 
 
 def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
@@ -74,6 +76,8 @@ def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
         return False
     words = _WORD.findall(" ".join(canonical(line) for line in (*earlier, user_text)))
     owned = {words[j] for i, w in enumerate(words) if _OWNER.fullmatch(w) for j in range(i + 1, min(i + 4, len(words)))}
+    # a family member named bare ("dad's dementia", "told mum") is the person's own
+    owned.update(w for i, w in enumerate(words) if _KIN_WORD.fullmatch(w) and not (i and words[i - 1] in _NOT_OWN))
     for line in (*earlier, user_text):  # "your numbers" in what the nurse said to them is theirs
         for quote in _QUOTE_SPAN.findall(canonical(line)):
             owned.update(m.group(1) for m in re.finditer(r"\byour ([a-z']+)", quote))
@@ -85,9 +89,13 @@ def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
 _QUOTE_SPAN = re.compile(r"(?:^|(?<=\s))['\"]([^\"]+?)(?:['\"](?=[\s,.!?;:]|$)|$)")
 # Sentences that start so are no restatement ("Sorry if you're...", "You know it's dumb..."); "you said
 # yes" is one.
-_AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said(?! (?:yes|no)\b)|you told|"
-                            r"you asked|because|cos|ok|okay|yes|no|well|anyway|also)\b")
-_LEADING = re.compile(r"^(?:and|but|so|then|just|still|also|oh|ok|okay|well|anyway|of course|update|bro|idk|ugh|um+|"
+_AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said(?! (?:yes|no)\b)|"
+                            r"because|cos|ok|okay|yes|no|well|anyway|also)\b")
+# ... and, from the model, a restatement of what the person told or asked (the avatar, as often as not:
+# "You told me..."); the person's own "I told her I'd think about it" turned is what happened.
+_MODEL_AWKWARD = re.compile(r"you (?:told|asked)\b")
+# "just", "still" before an "-ing" word stay: "still shaking" is said back as "You're still shaking."
+_LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|any|every)thing\b)[a-z]{2,}ing\b)|also|oh|ok|okay|well|anyway|of course|update|bro|idk|ugh|um+|"
                       r"hmm+|(?:yeah|yes|yep|yup|nah|no|nope)(?=,))\b:?[\s,]*",
                       re.IGNORECASE)
 
@@ -201,10 +209,20 @@ _THIRD_SUBJECT = re.compile(r"(?:he|she|they|it|it's|he's|she's|they're|there|th
                             r"somebody|nobody|no one|the(?! same)|a|an|his|her|their|this|that|these|those|some|"
                             r"every|each|half|most|all)\b", re.IGNORECASE)
 # ... and says what happened: a verb in it, not a fragment ("a cinema ticket from 2019").
-_VERB = re.compile(r"\b(?:is|was|are|were|has|have|had|did|does|do|can|could|will|would|seems?|[a-z]{2,}ed|said|made|"
+_VERB = re.compile(r"\b(?:[a-z]+n't|is|was|are|were|has|have|had|did|does|do|can|could|will|would|seems?|[a-z]{2,}ed|said|made|"
                    r"got|took|came|went|found|left|ran|sat|told|gave|knew|saw|felt|kept|lost|paid|put|hit|wrote|"
                    r"drove|fell|ate|sent|brought|bought|says|makes|wants|thinks|knows|looks|sounds|feels|gets|goes|"
                    r"comes|keeps|texts|hits|calls|works|takes)\b|'(?:s|re|d)\b", re.IGNORECASE)
+# ... or a present tense after who it is about ("the dog needs a walk", "the job ad closes on the 30th").
+_PRESENT_AFTER_SUBJECT = re.compile(r"(?:the|a|an|his|her|their|this|that|every|each)\s+(?:[a-z]+\s+){1,2}?"
+                                    r"(?!(?:is|was|has|does|his|this|yes|us|plus|less|bus|gas)\b)[a-z]{2,}[^s'\s]s\b",
+                                    re.IGNORECASE)
+# A family member named bare, as the person's own ("dad's dementia is getting worse", "Grandma fell
+# again"): said back as theirs ("Your dad's dementia...").
+_KIN = (r"(?:mum|mom|mam|mummy|mommy|dad|daddy|grandma|grandpa|gran|granny|nan|nana|nanna|grandad|granddad|mama|"
+        r"papa)(?:'s)?")
+_KIN_WORD = re.compile(_KIN)
+_BARE_KIN = re.compile(_KIN + r"\b(?=\s+(?!(?:and|or|&)\b)\S)", re.IGNORECASE)
 _NAME_SUBJECT = re.compile(r"(?!(?:I|The|This|That|These|Those|It|Its|My|Our|Your)\b)[A-Z][a-z]+ (?:is|was|has|had|"
                            r"just|said|says|told|[a-z]{2,}ed|came|went|made|got|took|gave|ran|left|sent|found|kept|"
                            r"wants|thinks|keeps|asked|brought)\b")
@@ -250,6 +268,8 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     for first, whole in _candidates(user_text, max_words):
         told = reported_quote(first)  # "My mum told me 'I never wanted...'" -> "... told me she never wanted..."
         first = told or first
+        if _BARE_KIN.match(first) and (_VERB.search(first) or _PRESENT_AFTER_SUBJECT.match("the " + first)):
+            first = "my " + first[0].lower() + first[1:]  # "Dad's dementia is getting worse" is their dad's
         words = first.split()
         if not (3 if whole else 4) <= len(words) <= max_words or not _quotes_kept(first):
             continue
@@ -258,7 +278,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
         if not (has_first_person(first) or whole and lacks_subject(first)):
             about = first[_WHEN.match(first).end():] if _WHEN.match(first) else first
             if len(words) >= 4 and (_THIRD_SUBJECT.match(about) or _NAME_SUBJECT.match(about)) and (
-                    _VERB.search(first) and not first.isupper()):
+                    (_VERB.search(first) or _PRESENT_AFTER_SUBJECT.match(about)) and not first.isupper()):
                 third.append(first)
             continue
         sentence = with_subject(second_person(_TRAILING.sub("", first).rstrip(" ,")))

@@ -59,6 +59,8 @@ _NO_SUBJECT = re.compile(
     r"hate|have|had|never|honestly|sometimes|always|still|almost|already|finally|got|gave|found|went|made|saw|"
     r"took|lost|left|forgot|spent|told|tried|called|heard|met|bought|sold|started|finished|passed|failed|"
     r"missed|broke|fell|ran|won|ate|cried|laughed|woke|slept|moved|quit|came|drove|wrote|sent|nearly|"
+    r"paid|sat|stood|hit|cut|held|caught|brought|thought|taught|built|swam|drank|wore|threw|grew|drew|flew|rode|"
+    r"hid|shook|stole|chose|froze|spoke|dug|hung|began|"
     r"accidentally|literally|actually)\b",
     re.IGNORECASE)
 _PROGRESSIVE = re.compile(r"^(?:thinking|feeling|going|gonna|trying|planning|getting|being|having|doing|working|"

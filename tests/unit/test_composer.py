@@ -77,6 +77,35 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     assert "'" not in composer.flipped(message)
 
 
+@pytest.mark.parametrize("message, said_back", [
+    ("still shaking tho. no way im getting back to sleep", "You're still shaking."),  # "still" before "-ing" kept
+    ("paid off the last of the credit card today", "You paid off the last of the credit card today."),
+    ("i told her i'd think about it", "You told her you'd think about it."),  # their own telling, turned
+    ("nan fell and broke her hip last night", "Your nan fell and broke her hip last night."),  # kin named bare
+    ("Dad's been diagnosed with Parkinson's.", "Your dad's been diagnosed with Parkinson's."),
+    ("the kitten didn't make it through the night", "You said the kitten didn't make it through the night."),
+    ("the dog needs a walk in a bit", "You said the dog needs a walk in a bit."),  # a present tense
+])
+def test_fragments_and_family_named_bare_are_said_back(message, said_back):
+    assert composer.flipped(message) == said_back
+
+
+@pytest.mark.parametrize("message", [
+    "still nothing from the hospital",  # "still" before no verb: no subject to give it
+    "her dad's in hospital again",  # someone else's dad: reported, never "your dad"
+    "the lads tonight",  # no verb
+])
+def test_no_subject_or_family_is_invented(message):
+    said = composer.flipped(message)
+    assert not said.startswith(("You're", "Your", "You still"))
+
+
+def test_the_model_may_not_restate_what_the_person_told_or_asked():
+    assert not composer.restatement_ok("You told her you'd think about it.", user_text="i told her i'd think about it")
+    assert composer.restatement_ok("You told her you'd think about it.", user_text="i told her i'd think about it",
+                                   begins_you=False)
+
+
 def test_a_sentence_about_someone_else_is_reported_as_theirs():
     assert composer.flipped("The other boy got nothing.") == "You said the other boy got nothing."
     assert composer.restatement_ok("You said the other boy got nothing.", user_text="The other boy got nothing.",
