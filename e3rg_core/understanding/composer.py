@@ -95,8 +95,9 @@ _AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you sa
 # "You told me..."); the person's own "I told her I'd think about it" turned is what happened.
 _MODEL_AWKWARD = re.compile(r"you (?:told|asked)\b")
 # "just", "still" before an "-ing" word stay: "still shaking" is said back as "You're still shaking."
-_LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|any|every)thing\b)[a-z]{2,}ing\b)|also|oh|ok|okay|well|anyway|of course|update|bro|idk|ugh|um+|"
-                      r"hmm+|(?:yeah|yes|yep|yup|nah|no|nope)(?=,))\b:?[\s,]*",
+_LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|any|every)thing\b)[a-z]{2,}ing\b)|also|oh|"
+                      r"ok|okay|well|anyway|of course|update|turns out|turned out|bro|idk|ugh|um+|"
+                      r"hmm+|(?:yeah|yes|yep|yup|nah|no|nope)(?=,))\b:?[\s,\u2014\u2013-]*",
                       re.IGNORECASE)
 
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is
@@ -217,12 +218,34 @@ _VERB = re.compile(r"\b(?:[a-z]+n't|is|was|are|were|has|have|had|did|does|do|can
 _PRESENT_AFTER_SUBJECT = re.compile(r"(?:the|a|an|his|her|their|this|that|every|each)\s+(?:[a-z]+\s+){1,2}?"
                                     r"(?!(?:is|was|has|does|his|this|yes|us|plus|less|bus|gas)\b)[a-z]{2,}[^s'\s]s\b",
                                     re.IGNORECASE)
-# A family member named bare, as the person's own ("dad's dementia is getting worse", "Grandma fell
-# again"): said back as theirs ("Your dad's dementia...").
+# What follows a subject named bare and tells what happened: "'s" (is, has) and a word, or a verb;
+# a past tense only with what it acts on ("council rejected the plan", "rash cleared up"), as headline
+# pieces ("offer accepted on the flat", "grant approved") are no sentences.
+_THEN_VERB = (r"(?:'s\s+\w+|\s+(?:is|was|are|were|has|have|had|got|came|went|says|said|kept|left|took|broke|fell|"
+              r"ran|won|lost|sent|cost|needs|wants|starts|ends|closes|opens|thinks|keeps|wasn't|isn't|hasn't|didn't|"
+              r"won't|can't|doesn't|[a-z]{2,}ed\s+(?:the|a|an|my|his|her|him|them|it|us|me|up|out|off|down|back|"
+              r"over|away|everything|all|\d+)))\b")
+# A thing named bare at the start, as chat leaves out its "the" ("results were awful", "bike got nicked",
+# "rent's going up"): a word that is no pronoun, article, adverb, verb, place of one's own ("work") or
+# person of one's own (``_KIN``), then a verb.
+_BARE_NOUN = re.compile(
+    r"(?!(?:i|you|he|she|it|we|they|this|that|these|those|there|here|what|which|who|and|but|so|or|if|yes|no|yeah|"
+    r"nah|ok|okay|well|just|still|now|then|today|tonight|yesterday|tomorrow|also|anyway|maybe|everyone|everybody|"
+    r"nobody|someone|somebody|something|nothing|everything|all|some|any|both|each|one|two|three|mine|yours|his|her|"
+    r"hers|their|our|my|your|a|an|the|no|not|never|always|only|even|really|honestly|actually|literally|apparently|"
+    r"seriously|sorry|thanks|please|lol|omg|woohoo|yay|ugh|wow|oh|ah|hey|hi|hello|good|bad|great|life|time|work|"
+    r"school|uni|college|home|church|class|cost|feel|felt|got|get|went|came|made|had|has|was|is|let|can|will|"
+    r"would|could|should|might|must)\b)[a-z]{3,}(?<!ly)(?<!ing)(?<!ed)" + _THEN_VERB, re.IGNORECASE)
+# A family member, friend or part of oneself named bare, as the person's own ("dad's dementia is getting
+# worse", "Grandma fell again", "mate cancelled again", "knee's swollen"): said back as theirs ("Your
+# dad's dementia...").
 _KIN = (r"(?:mum|mom|mam|mummy|mommy|dad|daddy|grandma|grandpa|gran|granny|nan|nana|nanna|grandad|granddad|mama|"
-        r"papa)(?:'s)?")
+        r"papa|mate|boss|partner|wife|husband|boyfriend|girlfriend|bf|gf|son|daughter|brother|sister|flatmate|"
+        r"roommate|bestie|hubby|fiance|fiancee|landlord|landlady|hair|knee|ankle|wrist|hip|shoulder|neck|tooth|skin)"
+        r"(?:'s)?")
 _KIN_WORD = re.compile(_KIN)
-_BARE_KIN = re.compile(_KIN + r"\b(?=\s+(?!(?:and|or|&)\b)\S)", re.IGNORECASE)
+_BARE_KIN = re.compile(_KIN + r"(?:" + _THEN_VERB + r"|\s+(?:[a-z]{2,}ed|died|rang|woke|forgot|made|gave|told|"
+                       r"sent|found|brought|bought|thought|knew|saw|says|thinks|wants)\b)", re.IGNORECASE)
 _NAME_SUBJECT = re.compile(r"(?!(?:I|The|This|That|These|Those|It|Its|My|Our|Your)\b)[A-Z][a-z]+ (?:is|was|has|had|"
                            r"just|said|says|told|[a-z]{2,}ed|came|went|made|got|took|gave|ran|left|sent|found|kept|"
                            r"wants|thinks|keeps|asked|brought)\b")
@@ -264,19 +287,25 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     has the person in it, the first that is about someone else is reported as theirs ("You said the
     other boy got nothing.")."""
     user_text = unshouted(user_text)
-    third = []
+    third, short = [], []
     for first, whole in _candidates(user_text, max_words):
         told = reported_quote(first)  # "My mum told me 'I never wanted...'" -> "... told me she never wanted..."
         first = told or first
-        if _BARE_KIN.match(first) and (_VERB.search(first) or _PRESENT_AFTER_SUBJECT.match("the " + first)):
+        if _BARE_KIN.match(first):
             first = "my " + first[0].lower() + first[1:]  # "Dad's dementia is getting worse" is their dad's
         words = first.split()
+        if whole and len(words) == 2 and _SHORT_DONE.match(first):
+            short.append(first)  # "got AAB": said back ("You got AAB.") only when nothing longer is
         if not (3 if whole else 4) <= len(words) <= max_words or not _quotes_kept(first):
             continue
         if told is None and speaks_to_listener(first):
             continue
         if not (has_first_person(first) or whole and lacks_subject(first)):
             about = first[_WHEN.match(first).end():] if _WHEN.match(first) else first
+            if _BARE_NOUN.match(about) and not _NAME_SUBJECT.match(about) and not about.split()[0].isupper():
+                # "results were awful", "bike got nicked": a thing named bare, as chat leaves out "the"
+                first = first[:len(first) - len(about)] + "the " + about[0].lower() + about[1:]
+                about, words = "the " + about[0].lower() + about[1:], first.split()
             if len(words) >= 4 and (_THIRD_SUBJECT.match(about) or _NAME_SUBJECT.match(about)) and (
                     (_VERB.search(first) or _PRESENT_AFTER_SUBJECT.match(about)) and not first.isupper()):
                 third.append(first)
@@ -293,7 +322,16 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
         sentence = _reported(_TRAILING.sub("", first).rstrip(" ,"))
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
             return sentence
+    for first in short:
+        sentence = "You " + second_person(first)[:1].lower() + second_person(first)[1:] + "."
+        if restatement_ok(sentence, user_text=user_text, begins_you=False):
+            return sentence
     return ""
+
+
+# Two words that tell what the person did, their subject left out ("got AAB", "passed again").
+_SHORT_DONE = re.compile(r"(?:got|passed|won|failed|lost|missed|finished|quit|nailed|smashed|aced|made)\s+\S+$",
+                         re.IGNORECASE)
 
 
 # The words that begin a fragment said back inside a longer one ("Whole team, no warning."): the rest

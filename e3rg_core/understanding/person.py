@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 _TURN = {"i": "you", "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll", "me": "you",
-         "my": "your", "mine": "yours", "myself": "yourself", "am": "are", "we": "you", "we're": "you're",
-         "we've": "you've", "we'd": "you'd", "we'll": "you'll", "us": "you", "our": "your", "ours": "yours",
+         "my": "your", "mine": "yours", "mine's": "yours is", "myself": "yourself", "am": "are", "we": "you",
+         "we're": "you're", "we've": "you've", "we'd": "you'd", "we'll": "you'll", "us": "you", "our": "your", "ours": "yours",
          "ourselves": "yourselves", "im": "you're", "ive": "you've"}
 _WAS_AFTER = {"i", "we"}  # "I was" -> "you were"
 # Words that may stand between "I" and its "was" ("I just wasn't around"); a verb there ("All I did was")

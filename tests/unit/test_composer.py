@@ -85,6 +85,14 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("Dad's been diagnosed with Parkinson's.", "Your dad's been diagnosed with Parkinson's."),
     ("the kitten didn't make it through the night", "You said the kitten didn't make it through the night."),
     ("the dog needs a walk in a bit", "You said the dog needs a walk in a bit."),  # a present tense
+    ("results day. got AAB. needed AAA for Edinburgh", "You got AAB."),  # two words, when nothing longer turns
+    ("can't breathe lol. got into Edinburgh for medicine", "You got into Edinburgh for medicine."),
+    ("bike got nicked from outside the library", "You said the bike got nicked from outside the library."),
+    ("results were awful, failed maths and chemistry", "You said the results were awful, failed maths and chemistry."),
+    ("turns out it was only a sprain", "You said it was only a sprain."),  # "turns out" is no part of what happened
+    ("mate cancelled again. that's four times now", "Your mate cancelled again."),
+    ("grandad died in his sleep and I didn't get to say goodbye",
+     "Your grandad died in his sleep and you didn't get to say goodbye."),
 ])
 def test_fragments_and_family_named_bare_are_said_back(message, said_back):
     assert composer.flipped(message) == said_back
@@ -94,6 +102,9 @@ def test_fragments_and_family_named_bare_are_said_back(message, said_back):
     "still nothing from the hospital",  # "still" before no verb: no subject to give it
     "her dad's in hospital again",  # someone else's dad: reported, never "your dad"
     "the lads tonight",  # no verb
+    "offer accepted on the flat!!!",  # a headline piece, no sentence: "You said the offer accepted..." is none
+    "work is running a quiz this week",  # their own workplace, not "the work"
+    "RESULTS ARE IN. benign!!!",
 ])
 def test_no_subject_or_family_is_invented(message):
     said = composer.flipped(message)
