@@ -146,7 +146,7 @@ def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earli
         # an unsure vote: good news in the message's own words still gets a glad opening, so the model
         # is not left to write the whole reply ("Oleg recommended me" -> "Oleg is being very rude"). Bad
         # words alone get no gentle one: "I cried when she said yes!" is no bad news
-        return "glad" if said == "good" else None
+        return ("warm" if kindness(user_text) else "glad") if said == "good" else None
     if fam in _GOOD_FAMILIES:
         if said == "bad" or said is None and all(_told(user_text)):
             # "Of course I was in the kitchen and missed it" is no achievement; "the best boss I've ever
@@ -161,8 +161,30 @@ def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earli
             return None  # "I keep reaching for my phone to call her" after a death is not 'faithful'
         return fam
     if said == "good":
-        return "glad"  # "the scan shows it hasn't spread" read as fear; "he recommended me" as contempt
+        # "the scan shows it hasn't spread" read as fear; "he recommended me" as contempt; "the woman behind
+        # me paid for my whole shop" as embarrassment: met as the kindness it was
+        return "warm" if kindness(user_text) else "glad"
     return fam
+
+
+# A kindness done to the person ("the woman behind me just paid for my whole shop", "carrying my laundry
+# without me even asking"): good news however the conversation felt before it. Written for e3rg; on the
+# news reader's messages by five writers and the dev conversations, 24 of the 25 messages it finds are
+# good news (the other names a divorce, which gets its gentle opening as bad news).
+_KINDNESS = (r"paid for (?:my|our|me|us|the lot|everything|it all)|cover(?:ed|ing) (?:for (?:me|us)|my|our)|"
+             r"(?:carried|carrying|carries) (?:my|our)|without (?:me|us) (?:even )?asking|picked (?:me|us) up|"
+             r"(?:checked|checking|checks) (?:on|in on) (?:me|us)|looked after (?:me|us)|drove (?:me|us)|"
+             r"cooked (?:for )?(?:me|us)|sent (?:me|us) (?:a|an|some|flowers)|bought (?:me|us)|"
+             r"(?:held|holding) (?:my|our) hand|waited (?:with|for) (?:me|us)|stayed (?:with|up with) (?:me|us)|"
+             r"(?:fixed|mended|cleaned|tidied) (?:my|our)|(?:let|lets) (?:me|us) (?:borrow|stay|keep|use)|"
+             r"(?:lent|loaned) (?:me|us)|helped (?:me|us)|(?:saved|kept) (?:me|us) a|turned up with|came round with|"
+             r"dropped off (?:a|some|food|soup|dinner)")
+_KIND = re.compile(r"\b(?:" + _KINDNESS + r")\b")
+
+
+def kindness(user_text: str) -> bool:
+    """The message tells of a kindness done to the person (``_KINDNESS``)."""
+    return _KIND.search(canonical(user_text)) is not None
 
 
 # The message's own words for how things went, whatever the vote read: an outcome or a kindness
@@ -180,7 +202,7 @@ _GOOD_WORDS = re.compile(
     r"gave (?:me|us) (?:a|an|some)|proud|happy|glad|excited|thrilled|love[sd]?|best(?! (?:friend|mate|man))|"
     r"amazing|wonderful|great|brilliant|beautiful|favou?rite|fun|yay|woo+|finally|it worked|worked out|"
     r"offered (?:me|us)|good news|party|celebrat\w*|presents?|gifts?|chosen|picked|selected|shortlisted|"
-    r"recommended (?:me|us))\b")
+    r"recommended (?:me|us)|" + _KINDNESS + r")\b")
 _BAD_WORDS = re.compile(
     r"\b(?:worst|hate[sd]?|awful|terrible|horrible|scared|scary|afraid|worried|worrying|nervous|dread\w*|"
     r"cry|crying|cried|sobb\w*|tears|fail\w*|reject\w*|declined|lost|lose|losing|missed|miss|broke|broken|"

@@ -210,3 +210,22 @@ def test_a_turn_for_the_better_gets_no_gloomy_opening_from_the_conversations_fee
     assert fam("Someone is trying the door handle. The officers are on their way.", "terrified", "fear") is not None
     # bad words of its own keep the gentle opening ("thankfully" does not make a loss a turn for the better)
     assert fam("Thankfully it was quick, but we lost him this morning.", "devastated", "sad") == "loss"
+
+
+@pytest.mark.parametrize("text, label", [
+    ("My card wouldn't work at the supermarket and the woman behind me just paid for my whole shop.", "embarrassed"),
+    ("My flatmate has been carrying my laundry up three flights of stairs without me even asking.", "angry"),
+    ("the nurse sat with me before the procedure and held my hand", "afraid"),
+])
+def test_a_kindness_done_to_the_person_is_met_as_kindness_whatever_the_vote_read(text, label):
+    assert openings.kindness(text) and openings.tone(text) == "good"
+    assert openings.family(text, label=label, coarse="", risk=NONE, confidence=0.9) == "warm"
+
+
+@pytest.mark.parametrize("text", [
+    "My boss made me redo the whole report.",  # made to do something: no kindness
+    "She's the one who helped me through my divorce and now she's moving to Australia.",  # bad news named
+])
+def test_no_kindness_is_read_where_none_was_done_or_bad_news_is_named(text):
+    fam = openings.family(text, label="sad", coarse="", risk=NONE, confidence=0.9)
+    assert fam not in ("warm", "glad")
