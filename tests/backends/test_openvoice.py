@@ -375,6 +375,29 @@ def test_broken_checkpoints_are_clear_errors(tiny, upstream, references, tmp_pat
     assert not (tmp_path / "x.wav").exists()
 
 
+@pytest.mark.gpu
+def test_tiny_checkpoints_speak_on_cuda(tiny, upstream, references, tmp_path):
+    """device="cuda" puts upstream's converter, the source embedding and the avatar's on the GPU and speaks
+    there: finite, audible audio at the converter's rate, as long as the same request on the CPU (the samples
+    themselves may differ between devices)."""
+    import soundfile
+
+    voice = voice_of(references["long"])
+    request = dict(emotion="happy", intensity=1.0, voice=voice)
+    speaker = make(tiny, tmp_path / "cuda", device="cuda")
+    speech = speaker.synthesize(TEXT, **request, out_path=tmp_path / "cuda.wav")
+    assert speaker.device == "cuda" and upstream.melo_init[0]["device"] == "cuda"
+    stack = speaker._stacks["en-newest"]
+    assert {p.device.type for p in stack.converter.model.model.parameters()} == {"cuda"}
+    assert stack.source_for("").device.type == "cuda" and upstream.converts[0]["version"] == "v2"
+    assert speaker._target_se(read_reference(voice), stack.converter).device.type == "cuda"
+    samples, sr = soundfile.read(str(speech.wav_path), dtype="float32")
+    assert sr == speech.sample_rate_hz == 22050 and np.isfinite(samples).all() and np.abs(samples).max() > 0.01
+    assert prosody.active_level_dbfs(samples, sr) > -40.0 and 2.0 < speech.duration_s < 8.0
+    on_cpu = make(tiny, tmp_path / "cpu").synthesize(TEXT, **request, out_path=tmp_path / "cpu.wav")
+    assert len(soundfile.read(str(on_cpu.wav_path))[0]) == len(samples)
+
+
 # -- the real thing -----------------------------------------------------------------------------------
 
 @pytest.mark.gpu
