@@ -33,7 +33,41 @@ _CONTENT_STOP = faults._STOP | {"you", "your", "you're", "you've", "you'd", "you
 
 
 def _stems(text: str) -> set[str]:
-    return {w[:5] for w in _WORD.findall(canonical(text)) if w not in _CONTENT_STOP and len(w) > 2}
+    return {w[:5] for w in _WORD.findall(canonical(spelled_out(text))) if w not in _CONTENT_STOP and len(w) > 2}
+
+
+# Chat spellings said back in full, as a voice would say them ("vet says its prolly a tooth thing but they
+# wanna do bloodwork" -> "... it's probably a tooth thing but they want to do bloodwork").
+_CHAT_WORDS = {"prolly": "probably", "probs": "probably", "wanna": "want to", "gonna": "going to", "gotta": "got to",
+               "dunno": "don't know", "kinda": "kind of", "sorta": "sort of", "tho": "though", "thru": "through",
+               "cuz": "because", "coz": "because", "ppl": "people", "pls": "please", "plz": "please",
+               "tmrw": "tomorrow", "tmr": "tomorrow", "2moro": "tomorrow", "tonite": "tonight", "rly": "really",
+               "abt": "about", "w/": "with", "thats": "that's", "theres": "there's", "whats": "what's",
+               "hes": "he's", "shes": "she's", "theyre": "they're", "youre": "you're", "ive": "I've", "ill": "I'll"}
+_CHAT_WORD = re.compile(r"(?<![\w'])(" + "|".join(re.escape(w) for w in sorted(_CHAT_WORDS, key=len, reverse=True))
+                        + r")(?![\w'])", re.IGNORECASE)
+# "its" that is "it's": before what follows "it is" or "it has", not before a noun it owns ("its tail").
+_ITS = re.compile(r"\bits(?= (?:a|an|the|so|just|really|not|probably|prolly|been|going|gonna|getting|fine|ok|okay|"
+                  r"over|all|only|too|still|always|never|like|about|my|your|his|her|our|their|time|late|fine|done|"
+                  r"gone|true|weird|hard|fine|[a-z]+ing)\b)", re.IGNORECASE)
+
+
+_ILL_VERB = re.compile(r" (?:be|call|go|get|try|see|have|just|never|text|ring|do|make|tell|let|probably|definitely|"
+                       r"need|come|take|miss|ask|keep|stay|wait|send|check|pick|bring|find|look|let)\b", re.IGNORECASE)
+
+
+def spelled_out(text: str) -> str:
+    """``text`` with chat spellings in full ("prolly" -> "probably", "wanna" -> "want to", "its a" ->
+    "it's a"); "ill" is "I'll" only where it begins the message before a verb ("ill call her", not "I
+    feel ill" or "ill again today")."""
+    def word(match: re.Match) -> str:
+        low = match.group(1).lower()
+        if low == "ill" and (re.search(r"\w[\s,]*$", text[:match.start()]) or not _ILL_VERB.match(text, match.end())):
+            return match.group(1)  # "I feel ill", "ill again today"
+        if low in ("ive", "ill") or match.group(1)[:1].islower():
+            return _CHAT_WORDS[low]
+        return _CHAT_WORDS[low][:1].upper() + _CHAT_WORDS[low][1:]
+    return _ITS.sub("it's", _CHAT_WORD.sub(word, text))
 
 
 def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = (), begins_you: bool = True) -> bool:
@@ -286,7 +320,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     passed over; of a long sentence, a clause of it with the person in it may be said. When no sentence
     has the person in it, the first that is about someone else is reported as theirs ("You said the
     other boy got nothing.")."""
-    user_text = unshouted(user_text)
+    user_text = spelled_out(unshouted(user_text))
     third, short = [], []
     for first, whole in _candidates(user_text, max_words):
         told = reported_quote(first)  # "My mum told me 'I never wanted...'" -> "... told me she never wanted..."
@@ -359,7 +393,7 @@ def echoed(user_text: str) -> str:
     when the message is longer, asks something, speaks to the avatar, quotes someone, has the person as
     a subject ("I'm fine" said back as "You're fine" is no listening), or has fewer than two words of its
     own to say back."""
-    user_text = unshouted(user_text)
+    user_text = spelled_out(unshouted(user_text))
     pieces = []
     for raw, piece in _sentences(user_text):
         piece = _TRAILING.sub("", piece).strip(" ,;:-")
@@ -394,7 +428,7 @@ def last_piece(user_text: str) -> str:
     the avatar's own. "" when the message ends on a question, on words to the avatar, a quotation, the
     person as a subject ("no way im getting back to sleep"), a piece longer than ``MAX_PIECE_WORDS``
     words, or one with fewer than two words of its own."""
-    user_text = unshouted(user_text)
+    user_text = spelled_out(unshouted(user_text))
     pieces = [(raw, _TRAILING.sub("", _FILLERS.sub(" ", piece)).strip(" ,;:-")) for raw, piece in _sentences(user_text)]
     pieces = [(raw, piece) for raw, piece in pieces if piece]  # "... third try. lol": the filler is no piece
     if not pieces:

@@ -320,3 +320,17 @@ def test_a_message_in_capitals_is_said_back_in_sentence_case_not_shouted():
         "They just rang and said they'll still take me!!!")
     assert composer.flipped("I GOT THE JOB. I'M SO HAPPY") == "You got the job."
     assert composer.unshouted("ugh my roomate ate my leftovers AGAIN") == "ugh my roomate ate my leftovers AGAIN"
+
+
+@pytest.mark.parametrize("message, said_back", [
+    ("vet says its prolly a tooth thing but they wanna do bloodwork",
+     "The vet tells you it's probably a tooth thing but they want to do bloodwork."),
+    ("ill call her tmrw", "You'll call her tomorrow."),
+])
+def test_chat_spellings_are_said_back_in_full(message, said_back):
+    assert composer.flipped(message) == said_back
+
+
+@pytest.mark.parametrize("text", ["I feel ill", "ill again today", "its tail was wagging", "Team A v Team B"])
+def test_words_that_only_look_like_chat_spellings_are_kept(text):
+    assert composer.spelled_out(text) == text
