@@ -372,6 +372,8 @@ class Understander:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
                                               bad_before=bad_before, sure=openings.sure_news(news),
                                               better=openings.turned_for_the_better(decided.turn.text, news),
+                                              news_told=bool(news) and max(news.get("good", 0.0), news.get(
+                                                  "bad", 0.0)) > news.get("neither", 0.0),
                                               first_clause_words=first_clause_words)
         else:
             source = self._written_sentences(decided, opening=opening, partial=partial,
@@ -449,17 +451,21 @@ class Understander:
 
     def _composed_sentences(self, decided: Decided, ctx: faults.ReplyContext, *, fam: str | None, opening: str,
                             closing: bool = True, bad_before: bool = False, sure: str | None = None,
-                            better: bool = False, first_clause_words: int = 0) -> Iterator[str]:
+                            better: bool = False, news_told: bool = False, first_clause_words: int = 0) -> Iterator[str]:
         """The composed reply (``composer``), before the guard: ``opening`` (spoken while the rest is made),
         a restatement of what happened, and a closing line from the bank (unless ``closing`` is false: a
         check-in question ends the reply instead). With no opening and no fitting restatement the model
         writes the reply itself. ``sure`` is the kind of news the news reader is sure of ("good", "bad"
         or None): without an opening, the closing fits it. ``better``: the message tells of a turn for the
-        better (``openings.turned_for_the_better``), so earlier bad news sets no gloomy closing."""
+        better (``openings.turned_for_the_better``), so earlier bad news sets no gloomy closing.
+        ``news_told``: the news reader leans to good or bad news over neither, so the message may be said
+        back as it came without an opening before it."""
         if opening:
             yield opening
         # thanks for the talk: nothing to say back, the door left open
-        restated = "" if fam == "thanked" else self._restatement(decided, ctx, echo=bool(opening))
+        # without an opening, a message said back as it came reads as the avatar's own words ("Nothing much,
+        # just the usual."), unless it is news the reader leans on ("third interview. nothing.") or theirs
+        restated = "" if fam == "thanked" else self._restatement(decided, ctx, echo=bool(opening) or news_told)
         if not restated and not opening:
             yield from self._written_sentences(decided, first_clause_words=first_clause_words)
             return
@@ -483,7 +489,8 @@ class Understander:
 
     def _restatement(self, decided: Decided, ctx: faults.ReplyContext, *, echo: bool = False) -> str:
         """What happened, said back to the person as "you": their own sentence turned (``composer.flipped``)
-        where it fits, else (with ``echo``: after an opening that says how it lands) a message of short
+        where it fits, else (with ``echo``: after an opening that says how it lands, or for news the reader
+        leans on) a message of short
         pieces said back as it came (``composer.echoed``: "Whole team, no warning."), or the short piece it
         ends on (``composer.last_piece``: "Fourth attempt."), else the model's
         short extraction, checked against the conversation and the fault detectors (asked twice), else

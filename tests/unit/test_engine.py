@@ -557,3 +557,17 @@ def test_an_opening_the_news_reader_is_sure_is_the_wrong_kind_is_left_out_and_th
 def test_the_news_reader_is_off_with_openings_or_news_check():
     assert make(backends={"qwen1.5b": ScriptedChat()}, openings=False).news_reader is None
     assert make(backends={"qwen1.5b": ScriptedChat()}, openings=True, news_check=False).news_reader is None
+
+
+def test_with_no_opening_news_the_reader_leans_on_is_said_back_as_it_came():
+    # "third interview. nothing.": no opening (a plain vote), but the reader leans to bad news, so the words
+    # that matter are said back instead of a reply the model writes alone
+    chat = ContinuingChat(label="neutral", reply=" should reflect on your options.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="third interview. nothing."))
+    engine.news_reader = _SureReader(good=0.3, bad=0.6, neither=0.1)
+    assert engine.opening(decided)[1] == ""
+    sentences = list(engine.reply_sentences(decided))
+    assert sentences[0] == "Third interview, nothing." and len(sentences) == 2, sentences
+    engine.news_reader = _SureReader(good=0.1, bad=0.2, neither=0.7)  # plain news: not said back alone
+    assert "Third interview, nothing." not in list(engine.reply_sentences(decided))
