@@ -509,7 +509,7 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
               "What's on your mind about it?"),
 }
 _GROUP = {"pride": "pride", "warm": "good", "excited": "good", "joy": "good", "surprise": "surprise",
-          "impressed": "impressed", "glad": "glad"}
+          "impressed": "impressed", "glad": "glad", "kind": "glad"}
 # Said only where someone or something was lost ("That leaves such a gap." to a diagnosis reads as if
 # they had died).
 _AFTER_A_LOSS = {"That leaves such a gap."}

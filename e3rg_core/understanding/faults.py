@@ -30,7 +30,7 @@ CHEERFUL = re.compile(
 GLAD = re.compile(
     r"\b(?:(?:something|a lot) to be proud of|a real achievement|what a lovely thing|that'?s really lovely|"
     r"(?:glad|good|great|nice) to (?:know|see))\b"
-    r"|(?:^|[.!?] )(?:oh, )?(?:i'?m (?:so |really )?glad|that'?s (?:good|so kind))[.!]"
+    r"|(?:^|[.!?] )(?:oh, )?(?:i'?m (?:so |really )?glad|that'?s (?:good|(?:so |really )?kind)|what a kind thing to do)[.!]"
 )
 # Glad of the person's openness, not of the news: "I'm glad you told me".
 GLAD_OF_TELLING = re.compile(

@@ -37,6 +37,9 @@ BANK: dict[str, tuple[str, ...]] = {
     "memory": ("What a memory.", "Oh, that brings a lot back.", "That's a memory worth keeping."),
     "pride": ("That's a real achievement!", "Well done, that's huge!", "That's something to be proud of!"),
     "warm": ("That's really lovely.", "Oh, that's so kind.", "What a lovely thing."),
+    # A kindness done to the person that the vote read as a painful feeling ("the woman behind me just paid
+    # for my whole shop" read as embarrassment): kind, in words the guard lets through to a painful feeling.
+    "kind": ("Oh, that's so kind.", "That's really kind.", "What a kind thing to do."),
     "excited": ("How exciting!", "Oh, that sounds exciting!", "Ooh, how fun!"),
     "joy": ("That's wonderful!", "Oh, that's great news!", "I love that!", "That's so good to hear!"),
     "surprise": ("Wow!", "Oh wow, really?", "What a surprise!"),
@@ -73,7 +76,7 @@ _FAMILY_OF_LABEL = {
     "hopeful": "excited", "prepared": "excited", "joyful": "joy", "happy": "joy", "content": "joy",
     "surprised": "surprise", "nostalgic": "memory", "sentimental": "memory",
 }
-_GOOD_FAMILIES = frozenset({"pride", "warm", "excited", "joy", "surprise", "memory", "glad", "impressed"})
+_GOOD_FAMILIES = frozenset({"pride", "warm", "excited", "joy", "surprise", "memory", "glad", "impressed", "kind"})
 _WORD = re.compile(r"[a-z']+")
 
 
@@ -146,7 +149,7 @@ def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earli
         # an unsure vote: good news in the message's own words still gets a glad opening, so the model
         # is not left to write the whole reply ("Oleg recommended me" -> "Oleg is being very rude"). Bad
         # words alone get no gentle one: "I cried when she said yes!" is no bad news
-        return ("warm" if kindness(user_text) else "glad") if said == "good" else None
+        return ("kind" if kindness(user_text) else "glad") if said == "good" else None
     if fam in _GOOD_FAMILIES:
         if said == "bad" or said is None and all(_told(user_text)):
             # "Of course I was in the kitchen and missed it" is no achievement; "the best boss I've ever
@@ -163,7 +166,7 @@ def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earli
     if said == "good":
         # "the scan shows it hasn't spread" read as fear; "he recommended me" as contempt; "the woman behind
         # me paid for my whole shop" as embarrassment: met as the kindness it was
-        return "warm" if kindness(user_text) else "glad"
+        return "kind" if kindness(user_text) else "glad"
     return fam
 
 

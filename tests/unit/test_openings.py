@@ -219,7 +219,9 @@ def test_a_turn_for_the_better_gets_no_gloomy_opening_from_the_conversations_fee
 ])
 def test_a_kindness_done_to_the_person_is_met_as_kindness_whatever_the_vote_read(text, label):
     assert openings.kindness(text) and openings.tone(text) == "good"
-    assert openings.family(text, label=label, coarse="", risk=NONE, confidence=0.9) == "warm"
+    assert openings.family(text, label=label, coarse="", risk=NONE, confidence=0.9) == "kind"
+    for opening in openings.BANK["kind"]:  # said to a message the vote read as painful: the guard lets it through
+        assert safety.check(opening, user_text=text, coarse="sad", risk=NONE).ok
 
 
 @pytest.mark.parametrize("text", [
