@@ -48,12 +48,12 @@ _CHAT_WORD = re.compile(r"(?<![\w'])(" + "|".join(re.escape(w) for w in sorted(_
                         + r")(?![\w'])", re.IGNORECASE)
 # "its" that is "it's": before what follows "it is" or "it has", not before a noun it owns ("its tail").
 _ITS = re.compile(r"\bits(?= (?:a|an|the|so|just|really|not|probably|prolly|been|going|gonna|getting|fine|ok|okay|"
-                  r"over|all|only|too|still|always|never|like|about|my|your|his|her|our|their|time|late|fine|done|"
-                  r"gone|true|weird|hard|fine|[a-z]+ing)\b)", re.IGNORECASE)
+                  r"over|all|only|too|still|always|never|like|about|my|your|his|her|our|their|time|late|done|"
+                  r"gone|true|weird|hard|[a-z]+ing)\b)", re.IGNORECASE)
 
 
 _ILL_VERB = re.compile(r" (?:be|call|go|get|try|see|have|just|never|text|ring|do|make|tell|let|probably|definitely|"
-                       r"need|come|take|miss|ask|keep|stay|wait|send|check|pick|bring|find|look|let)\b", re.IGNORECASE)
+                       r"need|come|take|miss|ask|keep|stay|wait|send|check|pick|bring|find|look)\b", re.IGNORECASE)
 
 
 def spelled_out(text: str) -> str:
