@@ -17,9 +17,8 @@ import re
 from typing import Iterator, Sequence
 
 from e3rg_core.understanding import faults
-from e3rg_core.understanding.person import (has_first_person, lacks_subject, reported_quote, second_person,
-                                            speaks_to_listener,
-                                            with_subject)
+from e3rg_core.understanding.person import (done_to_writer, has_first_person, lacks_subject, reported_quote,
+                                            second_person, speaks_to_listener, with_subject)
 from e3rg_core.understanding.safety.text import canonical
 
 MAX_RESTATEMENT_WORDS = 18
@@ -131,6 +130,9 @@ _MODEL_AWKWARD = re.compile(r"you (?:told|asked)\b")
 # "just", "still" before an "-ing" word stay: "still shaking" is said back as "You're still shaking."
 _LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|any|every)thing\b)[a-z]{2,}ing\b)|also|oh|"
                       r"ok|okay|well|anyway|of course|update|turns out|turned out|bro|idk|ugh|um+|"
+                      # a cheer that opens bad news ("fab, the boiler's packed in"), sarcastic or not
+                      r"(?:oh |so )?(?:woo+hoo|yay|fab|fantastic|brilliant|lovely|great|perfect|cheers(?: \w+)?|"
+                      r"wonderful|amazing|marvellous|super)(?=,)|"
                       r"hmm+|(?:yeah|yes|yep|yup|nah|no|nope)(?=,))\b:?[\s,\u2014\u2013-]*",
                       re.IGNORECASE)
 
@@ -332,8 +334,8 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
             short.append(first)  # "got AAB": said back ("You got AAB.") only when nothing longer is
         if not (3 if whole else 4) <= len(words) <= max_words or not _quotes_kept(first):
             continue
-        if told is None and speaks_to_listener(first):
-            continue
+        if told is None and speaks_to_listener(first) or whole and lacks_subject(first) and done_to_writer(first):
+            continue  # "walked past me in the corridor": who did it is not said, so not "You walked past..."
         if not (has_first_person(first) or whole and lacks_subject(first)):
             about = first[_WHEN.match(first).end():] if _WHEN.match(first) else first
             if _BARE_NOUN.match(about) and not _NAME_SUBJECT.match(about) and not about.split()[0].isupper():

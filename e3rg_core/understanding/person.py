@@ -60,7 +60,8 @@ _NO_SUBJECT = re.compile(
     r"took|lost|left|forgot|spent|told|tried|called|heard|met|bought|sold|started|finished|passed|failed|"
     r"missed|broke|fell|ran|won|ate|cried|laughed|woke|slept|moved|quit|came|drove|wrote|sent|nearly|"
     r"paid|sat|stood|hit|cut|held|caught|brought|thought|taught|built|swam|drank|wore|threw|grew|drew|flew|rode|"
-    r"hid|shook|stole|chose|froze|spoke|dug|hung|began|"
+    r"hid|shook|stole|chose|froze|spoke|dug|hung|began|did|waited|stayed|worked|queued|walked|played|watched|"
+    r"cooked|baked|cleaned|painted|booked|applied|emailed|texted|rang|phoned|visited|"
     r"accidentally|literally|actually)\b",
     re.IGNORECASE)
 _PROGRESSIVE = re.compile(r"^(?:thinking|feeling|going|gonna|trying|planning|getting|being|having|doing|working|"
@@ -88,12 +89,28 @@ def _progressive(text: str) -> bool:
     return bool(_PROGRESSIVE.match(text) or _ING.match(text)) and not _FINITE.search(text)
 
 
+# What was done to the writer, said without "I was" ("diagnosed with type 1 diabetes at 34", "laid off
+# this morning"): words that are only ever passive at a sentence's start.
+_PASSIVE = re.compile(r"^(?:diagnosed|promoted|fired|sacked|hired|dumped|ghosted|scammed|robbed|mugged|bitten|stung|"
+                      r"laid off|made redundant|shortlisted|discharged)\b", re.IGNORECASE)
+
+
+# A verb done to the writer ("walked past me", "gave us a lift"): its subject is someone else.
+_DONE_TO_ME = re.compile(r"^[a-z']+(?: [a-z']+)? (?:me|us)\b", re.IGNORECASE)
+
+
+def done_to_writer(text: str) -> bool:
+    """Does ``text`` begin with a word or two and then "me" or "us" ("walked past me", "they offered me")? Where
+    it begins with a verb (``lacks_subject``), who did it is left out."""
+    return _DONE_TO_ME.match(text) is not None
+
+
 def lacks_subject(text: str) -> bool:
     """Does ``text`` begin with a verb, its subject (the writer) left out?"""
     if _ADVERB_THIRD.match(text):
         return False
     return bool(_NO_SUBJECT.match(text) or _progressive(text) or _PAST_WITH_OBJECT.match(text)
-                or re.match(r"been\b", text, re.IGNORECASE))
+                or _PASSIVE.match(text) or re.match(r"been\b", text, re.IGNORECASE))
 
 
 def with_subject(text: str) -> str:
@@ -105,6 +122,8 @@ def with_subject(text: str) -> str:
     first = text[:1].lower() + text[1:]
     if re.match(r"been\b", first):
         return "you've " + first
+    if _PASSIVE.match(first):
+        return "you were " + first
     if _progressive(first) or _ADVERB_ING.match(first):
         return "you're " + first
     return "you " + first

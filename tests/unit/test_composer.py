@@ -91,6 +91,12 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("results were awful, failed maths and chemistry", "You said the results were awful, failed maths and chemistry."),
     ("turns out it was only a sprain", "You said it was only a sprain."),  # "turns out" is no part of what happened
     ("mate cancelled again. that's four times now", "Your mate cancelled again."),
+    ("diagnosed with type 1 diabetes at 34", "You were diagnosed with type 1 diabetes at 34."),  # done to them
+    ("made redundant this morning, cardboard box and all", "You were made redundant this morning, cardboard box and all."),
+    ("waited 8 hours in A&E and got sent home with paracetamol",
+     "You waited 8 hours in A&E and got sent home with paracetamol."),
+    ("brilliant, the dog chewed my retainer. 300 quid down the drain", "The dog chewed your retainer."),  # no "Brilliant"
+    ("fab, the boiler's packed in and it's minus two outside", "You said the boiler's packed in and it's minus two outside."),
     ("grandad died in his sleep and I didn't get to say goodbye",
      "Your grandad died in his sleep and you didn't get to say goodbye."),
 ])
@@ -105,6 +111,8 @@ def test_fragments_and_family_named_bare_are_said_back(message, said_back):
     "offer accepted on the flat!!!",  # a headline piece, no sentence: "You said the offer accepted..." is none
     "work is running a quiz this week",  # their own workplace, not "the work"
     "RESULTS ARE IN. benign!!!",
+    "walked past me in the corridor like I wasn't there",  # who walked past is not said: never "You walked past you"
+    "Asking for me.",
 ])
 def test_no_subject_or_family_is_invented(message):
     said = composer.flipped(message)
