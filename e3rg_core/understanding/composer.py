@@ -130,7 +130,10 @@ _MODEL_AWKWARD = re.compile(r"you (?:told|asked)\b")
 # "just", "still" before an "-ing" word stay: "still shaking" is said back as "You're still shaking."
 _LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|any|every)thing\b)[a-z]{2,}ing\b)|also|oh|"
                       r"ok|okay|well|anyway|of course|update|turns out|turned out|bro|idk|ugh|um+|"
-                      # a cheer that opens bad news ("fab, the boiler's packed in"), sarcastic or not
+                      # a cheer that opens bad news ("fab, the boiler's packed in", "thrilled to report my laptop
+                      # died"), sarcastic or not: what happened is said back, not the cheer
+                      r"(?:thrilled|delighted|happy|pleased|excited|proud|cheerfully) to (?:report|announce|say|share|"
+                      r"inform you)(?: that)?|"
                       r"(?:oh |so )?(?:woo+hoo|yay|fab|fantastic|brilliant|lovely|great|perfect|cheers(?: \w+)?|"
                       r"wonderful|amazing|marvellous|super)(?=,)|"
                       r"hmm+|(?:yeah|yes|yep|yup|nah|no|nope)(?=,))\b:?[\s,\u2014\u2013-]*",

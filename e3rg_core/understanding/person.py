@@ -105,12 +105,20 @@ def done_to_writer(text: str) -> bool:
     return _DONE_TO_ME.match(text) is not None
 
 
+# How the writer is, "I'm" left out ("tired of being the only one who cleans", "proud of my son").
+_FEELING = re.compile(r"^(?:just |really |a bit |kind of |pretty |very |still |so )?(?:tired|sick|fed up|scared|"
+                      r"terrified|worried|excited|nervous|stressed|exhausted|knackered|shattered|gutted|bored|proud|"
+                      r"relieved|grateful|thankful|lonely|homesick|heartbroken|devastated|embarrassed|ashamed|"
+                      r"overwhelmed|done with|over it|buzzing|thrilled|chuffed|starving|freezing|skint|sad|angry|"
+                      r"anxious|furious|miserable)\b(?! (?:me|us|him|her|them|my|our)\b)", re.IGNORECASE)
+
+
 def lacks_subject(text: str) -> bool:
-    """Does ``text`` begin with a verb, its subject (the writer) left out?"""
+    """Does ``text`` begin with a verb, or with how the writer is, its subject (the writer) left out?"""
     if _ADVERB_THIRD.match(text):
         return False
     return bool(_NO_SUBJECT.match(text) or _progressive(text) or _PAST_WITH_OBJECT.match(text)
-                or _PASSIVE.match(text) or re.match(r"been\b", text, re.IGNORECASE))
+                or _PASSIVE.match(text) or _FEELING.match(text) or re.match(r"been\b", text, re.IGNORECASE))
 
 
 def with_subject(text: str) -> str:
@@ -124,6 +132,8 @@ def with_subject(text: str) -> str:
         return "you've " + first
     if _PASSIVE.match(first):
         return "you were " + first
+    if _FEELING.match(first):
+        return "you're " + first
     if _progressive(first) or _ADVERB_ING.match(first):
         return "you're " + first
     return "you " + first

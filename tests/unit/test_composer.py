@@ -92,6 +92,10 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("turns out it was only a sprain", "You said it was only a sprain."),  # "turns out" is no part of what happened
     ("mate cancelled again. that's four times now", "Your mate cancelled again."),
     ("diagnosed with type 1 diabetes at 34", "You were diagnosed with type 1 diabetes at 34."),  # done to them
+    ("so tired of being the only one who ever cleans in this house",
+     "You're tired of being the only one who ever cleans in this house."),  # how they are, "I'm" left out
+    ("thrilled to report my laptop died an hour before the deadline",
+     "Your laptop died an hour before the deadline."),  # the cheer, sarcastic or not, is not said back
     ("made redundant this morning, cardboard box and all", "You were made redundant this morning, cardboard box and all."),
     ("waited 8 hours in A&E and got sent home with paracetamol",
      "You waited 8 hours in A&E and got sent home with paracetamol."),
