@@ -337,7 +337,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
             short.append(first)  # "got AAB": said back ("You got AAB.") only when nothing longer is
         if not (3 if whole else 4) <= len(words) <= max_words or not _quotes_kept(first):
             continue
-        if told is None and speaks_to_listener(first) or whole and lacks_subject(first) and done_to_writer(first):
+        if told is None and speaks_to_listener(first) or whole and done_to_writer(first):
             continue  # "walked past me in the corridor": who did it is not said, so not "You walked past..."
         if not (has_first_person(first) or whole and lacks_subject(first)):
             about = first[_WHEN.match(first).end():] if _WHEN.match(first) else first

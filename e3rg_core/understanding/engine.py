@@ -372,8 +372,7 @@ class Understander:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
                                               bad_before=bad_before, sure=openings.sure_news(news),
                                               better=openings.turned_for_the_better(decided.turn.text, news),
-                                              news_told=bool(news) and max(news.get("good", 0.0), news.get(
-                                                  "bad", 0.0)) > news.get("neither", 0.0),
+                                              news_told=openings.told_as_news(news),
                                               first_clause_words=first_clause_words)
         else:
             source = self._written_sentences(decided, opening=opening, partial=partial,
@@ -458,8 +457,8 @@ class Understander:
         writes the reply itself. ``sure`` is the kind of news the news reader is sure of ("good", "bad"
         or None): without an opening, the closing fits it. ``better``: the message tells of a turn for the
         better (``openings.turned_for_the_better``), so earlier bad news sets no gloomy closing.
-        ``news_told``: the news reader leans to good or bad news over neither, so the message may be said
-        back as it came without an opening before it."""
+        ``news_told``: the news reader leans to good or bad news over neither (``openings.told_as_news``),
+        so the message may be said back as it came without an opening before it."""
         if opening:
             yield opening
         # thanks for the talk: nothing to say back, the door left open
@@ -490,10 +489,9 @@ class Understander:
     def _restatement(self, decided: Decided, ctx: faults.ReplyContext, *, echo: bool = False) -> str:
         """What happened, said back to the person as "you": their own sentence turned (``composer.flipped``)
         where it fits, else (with ``echo``: after an opening that says how it lands, or for news the reader
-        leans on) a message of short
-        pieces said back as it came (``composer.echoed``: "Whole team, no warning."), or the short piece it
-        ends on (``composer.last_piece``: "Fourth attempt."), else the model's
-        short extraction, checked against the conversation and the fault detectors (asked twice), else
+        leans on) a message of short pieces said back as it came (``composer.echoed``: "Whole team, no
+        warning."), or the short piece it ends on (``composer.last_piece``: "Fourth attempt."), else the
+        model's short extraction, checked against the conversation and the fault detectors (asked twice), else
         "". The person's own words come first: on the dev conversations they fitted far more often than
         the embedded model's extraction (2 of about 46 of its candidates passed the checks, one of them
         wrong), and they cost no model call."""

@@ -141,6 +141,11 @@ def sure_news(news: Mapping[str, float] | None) -> str | None:
     return next((kind for kind in ("good", "bad") if news and news.get(kind, 0.0) >= NEWS_VETO), None)
 
 
+def told_as_news(news: Mapping[str, float] | None) -> bool:
+    """The news reader leans to good or to bad news over neither."""
+    return bool(news) and max(news.get("good", 0.0), news.get("bad", 0.0)) > news.get("neither", 0.0)
+
+
 def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earlier: Sequence[str]) -> str | None:
     """``family`` for a message that names no bad news: the vote's family ``fam``, checked against the
     message's own words."""

@@ -95,14 +95,14 @@ _PASSIVE = re.compile(r"^(?:diagnosed|promoted|fired|sacked|hired|dumped|ghosted
                       r"laid off|made redundant|shortlisted|discharged)\b", re.IGNORECASE)
 
 
-# A verb done to the writer ("walked past me", "gave us a lift"): its subject is someone else.
+# A word or two, then the writer as the object ("walked past me", "gave us a lift").
 _DONE_TO_ME = re.compile(r"^[a-z']+(?: [a-z']+)? (?:me|us)\b", re.IGNORECASE)
 
 
 def done_to_writer(text: str) -> bool:
-    """Does ``text`` begin with a word or two and then "me" or "us" ("walked past me", "they offered me")? Where
-    it begins with a verb (``lacks_subject``), who did it is left out."""
-    return _DONE_TO_ME.match(text) is not None
+    """Does ``text`` begin with a verb done to the writer, who did it left out ("walked past me in the
+    corridor")? Not "They offered me...", which names them."""
+    return lacks_subject(text) and _DONE_TO_ME.match(text) is not None
 
 
 # How the writer is, "I'm" left out ("tired of being the only one who cleans", "proud of my son").
