@@ -145,6 +145,9 @@ _LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|an
 _FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*"
                       r"|,\s*thank you very much(?=[\s.!?]*$)", re.IGNORECASE)
 _TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn)$", re.IGNORECASE)
+# A hedge that ends a sentence after a comma: said back, it becomes the avatar's doubt ("Just tired, I
+# guess." was "You're tired, you guess.").
+_HEDGE = re.compile(r",\s*i (?:guess|suppose|think|reckon)$", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 # Contractions typed without their apostrophe, so that they turn ("dont know" -> "don't know").
 _APOSTROPHE = re.compile(r"\b(do|did|does|is|was|were|are|could|would|should|have|has|had|ca|wo)nt\b", re.IGNORECASE)
@@ -161,7 +164,7 @@ def _sentences(user_text: str) -> list[tuple[str, str]]:
         if not raw:
             continue
         plain = _ID.sub("I'd ", _APOSTROPHE.sub(lambda m: m.group(1) + "n't", _FILLERS.sub(" ", raw))).strip()
-        out.append((raw, _LEADING.sub("", plain).rstrip(".!? ,")))
+        out.append((raw, _HEDGE.sub("", _LEADING.sub("", plain).rstrip(".!? ,"))))
     return out
 
 
@@ -495,12 +498,12 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
     "hard": ("How are you holding up?", "That's a lot to deal with.", "What's been hardest?",
              "I'm here if you want to talk it through."),
     "care": ("I'm here with you.", "Take all the time you need.", "How are you feeling right now?"),
-    "memory": ("What do you remember most?", "Moments like that stay with us.", "Tell me more about it?"),
+    "memory": ("What do you remember most?", "Moments like that stay with us.", "Tell me more about it."),
     "good": ("How did it feel?", "Tell me everything!", "What was the best part?", "What happens next?",
              "You must be buzzing.", "How are you celebrating?"),
     "pride": ("You earned this.", "How did it feel?", "All that work paid off.", "What was the best part?"),
     "surprise": ("How did it happen?", "Did you see it coming?", "What happens next?"),
-    "impressed": ("What was that like?", "Tell me more?", "What did you make of it?", "I'd love to hear more."),
+    "impressed": ("What was that like?", "Tell me more.", "What did you make of it?", "I'd love to hear more."),
     # good news after a hard stretch, or good news the vote read as a painful feeling: glad, not jubilant
     "glad": ("That must mean a lot.", "Hold on to that one.", "How did that feel?", "You needed that.",
              "That's worth holding on to."),
@@ -510,7 +513,9 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
                 "How is that sitting with you?"),
     "thanked": ("I'm here whenever you want to talk.", "I'm always happy to listen.",
                 "It's been good talking with you."),
-    "plain": ("Tell me more?", "How do you feel about it?", "What's it like?", "How is it going so far?",
+    # fits a plan, a thing done or a thing seen alike: not "How is it going so far?" to "You booked flights
+    # to Porto." nor "What's it like?" to "They said they'd call by Friday."
+    "plain": ("Tell me more.", "How do you feel about it?", "What do you make of it?", "I'd love to hear more.",
               "What's on your mind about it?"),
 }
 _GROUP = {"pride": "pride", "warm": "good", "excited": "good", "joy": "good", "surprise": "surprise",

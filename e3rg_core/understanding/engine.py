@@ -370,10 +370,7 @@ class Understander:
         screen = replace(ctx, news="bad") if ctx.news == "neutral" and bad_before else ctx
         if COMPOSE and self.settings.openings and not partial:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
-                                              bad_before=bad_before, sure=openings.sure_news(news),
-                                              better=openings.turned_for_the_better(decided.turn.text, news),
-                                              news_told=openings.told_as_news(news),
-                                              first_clause_words=first_clause_words)
+                                              bad_before=bad_before, news=news, first_clause_words=first_clause_words)
         else:
             source = self._written_sentences(decided, opening=opening, partial=partial,
                                              first_clause_words=first_clause_words)
@@ -449,22 +446,24 @@ class Understander:
         return fam, openings.choose(fam, turn.text, previous_reply=ctx.previous_reply, seed=self.settings.seed)
 
     def _composed_sentences(self, decided: Decided, ctx: faults.ReplyContext, *, fam: str | None, opening: str,
-                            closing: bool = True, bad_before: bool = False, sure: str | None = None,
-                            better: bool = False, news_told: bool = False, first_clause_words: int = 0) -> Iterator[str]:
+                            closing: bool = True, bad_before: bool = False, news: Mapping[str, float] | None = None,
+                            first_clause_words: int = 0) -> Iterator[str]:
         """The composed reply (``composer``), before the guard: ``opening`` (spoken while the rest is made),
         a restatement of what happened, and a closing line from the bank (unless ``closing`` is false: a
         check-in question ends the reply instead). With no opening and no fitting restatement the model
-        writes the reply itself. ``sure`` is the kind of news the news reader is sure of ("good", "bad"
-        or None): without an opening, the closing fits it. ``better``: the message tells of a turn for the
-        better (``openings.turned_for_the_better``), so earlier bad news sets no gloomy closing.
-        ``news_told``: the news reader leans to good or bad news over neither (``openings.told_as_news``),
-        so the message may be said back as it came without an opening before it."""
+        writes the reply itself. ``news`` is the news reader's reading of the message (``read_news``):
+        without an opening, the closing fits it; a message the reader leans to good or bad news over
+        neither (``openings.told_as_news``) may be said back as it came without an opening before it; and
+        after a turn for the better (``openings.turned_for_the_better``) earlier bad news sets no gloomy
+        closing. ``bad_before``: one of the speaker's last lines named bad news."""
         if opening:
             yield opening
         # thanks for the talk: nothing to say back, the door left open
         # without an opening, a message said back as it came reads as the avatar's own words ("Nothing much,
         # just the usual."), unless it is news the reader leans on ("third interview. nothing.") or theirs
-        restated = "" if fam == "thanked" else self._restatement(decided, ctx, echo=bool(opening) or news_told)
+        text = decided.turn.text
+        restated = "" if fam == "thanked" else self._restatement(decided, ctx,
+                                                                 echo=bool(opening) or openings.told_as_news(news))
         if not restated and not opening:
             yield from self._written_sentences(decided, first_clause_words=first_clause_words)
             return
@@ -473,16 +472,20 @@ class Understander:
         if closing:  # without an opening, the closing still fits the news
             # an unsure vote shares no joy, and asks no light question just after bad news; good news in
             # the message's own words gets a glad one, not "What's been hardest?"
-            recent_bad = (ctx.news == "bad" or bad_before) and not better
-            told = openings.tone(decided.turn.text)
+            told, sure = openings.told(text, news), openings.sure_news(news)
+            better = openings.turned_for_the_better(text, news)
+            # bad news told only before a message the reader leans to good news on gets a gentle question,
+            # not "What's been hardest?" to "He's a bit better today, he asked for the newspaper."
+            leans_good = bool(news) and news.get("good", 0.0) > news.get("bad", 0.0)
+            recent_bad = (ctx.news == "bad" or bad_before and not leans_good) and not better
             # good news the reader alone is sure of gets an open question: it was wrong on a tenth of the
             # dev sets' such messages ("got my dissertation mark back. 52." -> "Hold on to that one.")
             group = fam or ("glad" if told == "good" else "feeling" if sure == "good" else "hard" if recent_bad
-                            else "feeling" if told == "bad" else None)
+                            else "feeling" if told == "bad" or bad_before else None)
             # not a line any of the last three replies ended on: "How are you holding up?" twice in
             # four turns reads as a script
             listener = [h.text for h in decided.turn.history if h.role == "listener"][-3:]
-            yield composer.closing(group, decided.turn.text, said=" ".join((opening, restated)),
+            yield composer.closing(group, text, said=" ".join((opening, restated)),
                                    previous_reply=" ".join(listener), seed=self.settings.seed,
                                    earlier=ctx.earlier_user)
 

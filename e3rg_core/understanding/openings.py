@@ -120,7 +120,7 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
             # test today, first go! She failed the theory twice"): neither sorrow nor cheer
             return None
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
-    chosen, sure = _by_vote_and_words(user_text, fam, confidence, earlier), sure_news(news)
+    chosen, sure = _by_vote_and_words(user_text, fam, confidence, earlier, news), sure_news(news)
     other = "bad" if chosen in _GOOD_FAMILIES else "good" if chosen in _GLOOMY_FAMILIES else None
     if other and sure == other:
         return None  # "That's so unfair." to a neighbour who mowed the lawn: the vote read the conversation
@@ -146,10 +146,15 @@ def told_as_news(news: Mapping[str, float] | None) -> bool:
     return bool(news) and max(news.get("good", 0.0), news.get("bad", 0.0)) > news.get("neither", 0.0)
 
 
-def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earlier: Sequence[str]) -> str | None:
+def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earlier: Sequence[str],
+                       news: Mapping[str, float] | None = None) -> str | None:
     """``family`` for a message that names no bad news: the vote's family ``fam``, checked against the
-    message's own words."""
-    said = tone(user_text)
+    message's own words (``told``, with the news reader's reading ``news``)."""
+    said = told(user_text, news)
+    if said is None and fam in _GLOOMY_FAMILIES and tone(user_text) == "good":
+        # good words the reader does not bear out, against a painful vote: the evidence disagrees, and
+        # neither a glad opening nor a gloomy one is sure enough to say
+        return None
     if fam is None or confidence < MIN_CONFIDENCE:
         # an unsure vote: good news in the message's own words still gets a glad opening, so the model
         # is not left to write the whole reply ("Oleg recommended me" -> "Oleg is being very rude"). Bad
@@ -265,6 +270,21 @@ def tone(user_text: str) -> str | None:
     return None
 
 
+def told(user_text: str, news: Mapping[str, float] | None = None) -> str | None:
+    """``tone``, with good news in the message's own words counted only where the news reader's reading
+    ``news`` (when there is one) leans to good news over bad, or the message tells of a kindness or of
+    relief. The lexicon reads words, not what they are said of ("graduation" in "14 people in that chat.
+    two replies."): on the news messages by three writers who saw neither it nor the bench's sets
+    (``bench/data/news_extra.json``), its good reading was bad news 29 times in 122 (79 good); read with
+    the reader's lean, 14 times in 94 (74 good). Its bad reading needs no such check: it only keeps
+    cheer away."""
+    said = tone(user_text)
+    if said == "good" and news and news.get("good", 0.0) <= news.get("bad", 0.0) \
+            and not kindness(user_text) and not relieved(user_text):
+        return None
+    return said
+
+
 # A turn in the story for the better: relief, a fear that came to nothing ("It was just my drunk
 # neighbour", "feel a bit better actually"), and an update or outcome ("update:", "turns out"), which
 # is a turn for the better only where the news reader leans to good news ("turns out they gave the job
@@ -344,7 +364,7 @@ FOLLOW_UPS: dict[str, tuple[str, ...]] = {
     "unfair": ("What happened then?", "How did you handle it?", "Do you want to tell me more about it?"),
     "care": ("How are you feeling right now?", "I'm here, and I'm listening."),
     "good": ("Tell me more!", "How did it feel?", "What happened?"),
-    "memory": ("Tell me more about it?", "What do you remember most?"),
+    "memory": ("Tell me more about it.", "What do you remember most?"),
 }
 _FOLLOW_GROUP = {"unfair": "unfair", "care": "care", "memory": "memory", "thanked": "care",
                  **{f: "good" for f in _GOOD_FAMILIES - {"memory"}}}

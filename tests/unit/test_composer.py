@@ -42,6 +42,7 @@ def test_the_conversations_earlier_words_count_as_said():
     ("i dont know how to act around her", "You don't know how to act around her."),
     ("Got a parking fine in a free spot.", "You got a parking fine in a free spot."),
     ("I'm so tired of being tired.", "You're so tired of being tired."),
+    ("My shift ran three hours over, I guess.", "Your shift ran three hours over."),  # the hedge is not the avatar's
 ])
 def test_a_plain_sentence_is_turned_to_you(message, said_back):
     assert composer.flipped(message) == said_back
@@ -52,6 +53,7 @@ def test_a_plain_sentence_is_turned_to_you(message, said_back):
     "You always know what to say to me.",  # to the avatar: "you" cannot be turned
     "A cinema ticket from 2019.",  # nothing of theirs to turn, and no event to report
     "I spent three weeks building the quarterly forecast model in the evenings while my team went home early.",
+    "Just tired, I guess.",  # was "You're tired, you guess."
 ])
 def test_a_sentence_that_does_not_turn_safely_is_left(message):
     assert composer.flipped(message) == ""

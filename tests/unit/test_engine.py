@@ -571,3 +571,17 @@ def test_with_no_opening_news_the_reader_leans_on_is_said_back_as_it_came():
     assert sentences[0] == "Third interview, nothing." and len(sentences) == 2, sentences
     engine.news_reader = _SureReader(good=0.1, bad=0.2, neither=0.7)  # plain news: not said back alone
     assert "Third interview, nothing." not in list(engine.reply_sentences(decided))
+
+
+def test_bad_news_told_only_before_a_message_the_reader_leans_good_on_gets_no_hard_closing():
+    # "He's a bit better today" after a stroke: no opening (a plain vote), said back, then not "What's been hardest?"
+    history = (Utterance("speaker", "My dad had a stroke on Sunday and he's in hospital."),
+               Utterance("listener", "I'm so sorry. How are you holding up?"))
+    engine = make(backends={"qwen1.5b": ContinuingChat(label="neutral", reply=" ok.")}, openings=True)
+    decided = engine.decide(UserTurn(text="He's a bit better today, he asked for the newspaper.", history=history))
+    engine.news_reader = _SureReader(good=0.55, bad=0.3, neither=0.15)
+    sentences = list(engine.reply_sentences(decided))
+    assert engine.opening(decided) == (None, "") and len(sentences) == 2, sentences
+    assert sentences[-1] in composer.CLOSINGS["feeling"], sentences
+    engine.news_reader = _SureReader(good=0.2, bad=0.5, neither=0.3)  # read as more bad news: a gentle closing
+    assert list(engine.reply_sentences(decided))[-1] in composer.CLOSINGS["hard"]

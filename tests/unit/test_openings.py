@@ -231,3 +231,28 @@ def test_a_kindness_done_to_the_person_is_met_as_kindness_whatever_the_vote_read
 def test_no_kindness_is_read_where_none_was_done_or_bad_news_is_named(text):
     fam = openings.family(text, label="sad", coarse="", risk=NONE, confidence=0.9)
     assert fam not in ("warm", "glad")
+
+
+GRADUATION = "I sent the family group chat photos from my graduation. 14 people in that chat. two replies."
+
+
+def test_good_words_count_only_where_the_news_reader_does_not_lean_to_bad_news():
+    leans_bad, leans_good = {"good": 0.3, "bad": 0.5, "neither": 0.2}, {"good": 0.6, "bad": 0.3, "neither": 0.1}
+    assert openings.tone("My results came back and I passed.") == "good"
+    assert openings.told("My results came back and I passed.", leans_good) == "good"
+    assert openings.told("My results came back and I passed.", leans_bad) is None
+    assert openings.told("My results came back and I passed.") == "good"  # no reader: the words alone
+    # a kindness or relief is read by phrases surer than the reader
+    kind = "the woman behind me just paid for my whole shop"
+    assert openings.told(kind, leans_bad) == "good"
+    assert openings.told("Phew, it all worked out.", leans_bad) == "good"
+    # bad words keep cheer away whatever the reader says
+    assert openings.told("I failed again.", leans_good) == "bad"
+
+
+def test_good_words_the_reader_does_not_bear_out_against_a_painful_vote_get_no_opening():
+    leans_bad = {"good": 0.45, "bad": 0.5, "neither": 0.05}
+    assert openings.tone(GRADUATION) == "good"
+    assert fam(GRADUATION, "lonely", "sad", news=leans_bad) is None  # neither "Oh, I'm glad." nor a lonely one
+    assert fam(GRADUATION, "lonely", "sad", news={"good": 0.6, "bad": 0.3, "neither": 0.1}) == "glad"
+    assert fam(GRADUATION, "lonely", "sad") == "glad"  # without the reader, the words decide as before

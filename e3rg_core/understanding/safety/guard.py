@@ -139,7 +139,7 @@ _SAFE = {
 }
 _FOLLOW = ("Do you want to tell me more about it?", "I'm here if you want to talk it through.",
            "How are you holding up right now?")
-_FOLLOW_LIGHT = ("Tell me more?", "How do you feel about it?", "What happened next?")
+_FOLLOW_LIGHT = ("Tell me more.", "How do you feel about it?", "What happened next?")
 _FOLLOW_ASKED = ("What are you leaning towards?", "What do you think yourself?", "What's your gut telling you?")
 
 
