@@ -451,7 +451,8 @@ class Understander:
         """The composed reply (``composer``), before the guard: ``opening`` (spoken while the rest is made),
         a restatement of what happened, and a closing line from the bank (unless ``closing`` is false: a
         check-in question ends the reply instead). With no opening and no fitting restatement the model
-        writes the reply itself. ``news`` is the news reader's reading of the message (``read_news``):
+        writes the reply itself, from its first sentence about what was said, or a short acknowledgment
+        (``openings.ACKNOWLEDGE``) begins the closing. ``news`` is the news reader's reading of the message (``read_news``):
         without an opening, the closing fits it; a message the reader leans to good or bad news over
         neither (``openings.told_as_news``) may be said back as it came without an opening before it; and
         after a turn for the better (``openings.turned_for_the_better``) earlier bad news sets no gloomy
@@ -464,24 +465,38 @@ class Understander:
         text = decided.turn.text
         restated = "" if fam == "thanked" else self._restatement(decided, ctx,
                                                                  echo=bool(opening) or openings.told_as_news(news))
+        told, sure = openings.told(text, news), openings.sure_news(news)
+        # bad news told only before a message the reader leans to good news on gets a gentle question,
+        # not "What's been hardest?" to "He's a bit better today, he asked for the newspaper."
+        leans_good = bool(news) and news.get("good", 0.0) > news.get("bad", 0.0)
+        recent_bad = (ctx.news == "bad" or bad_before and not leans_good) and not openings.turned_for_the_better(
+            text, news)
+        # without an opening, the closing still fits the news: an unsure vote shares no joy, and asks no light
+        # question just after bad news; good news in the message's own words gets a glad one. Good news the
+        # reader alone is sure of gets an open question: it was wrong on a tenth of the dev sets' such
+        # messages ("got my dissertation mark back. 52." -> "Hold on to that one.")
+        group = fam or ("glad" if told == "good" else "feeling" if sure == "good" else "hard" if recent_bad
+                        else "feeling" if told == "bad" or bad_before else None)
         if not restated and not opening:
-            yield from self._written_sentences(decided, first_clause_words=first_clause_words)
-            return
+            # the model writes, but only from a sentence about what was said: on the dev sets its replies
+            # here were mostly about nothing in the message ("I appreciate your guidance." to "whatever.",
+            # "You seem neutral, and I'm glad you enjoyed the walk." to "Anyway, kettle's on.")
+            about = faults.specific_words(text).union(*(faults.specific_words(line) for line in ctx.earlier_user[-2:]))
+            spoke = False
+            for sentence in self._written_sentences(decided, first_clause_words=first_clause_words):
+                if spoke or faults.specific_words(sentence) & about:
+                    spoke = True
+                    yield sentence
+                else:
+                    decided.guarded.append("left out: about nothing that was said")
+            if spoke:
+                return
+            # nothing it wrote was: a short acknowledgment that fits the news, and the closing
+            yield openings.choose(openings.ACKNOWLEDGE.get(group or "", "noted"), text,
+                                  previous_reply=ctx.previous_reply, seed=self.settings.seed)
         if restated:
             yield restated
-        if closing:  # without an opening, the closing still fits the news
-            # an unsure vote shares no joy, and asks no light question just after bad news; good news in
-            # the message's own words gets a glad one, not "What's been hardest?"
-            told, sure = openings.told(text, news), openings.sure_news(news)
-            better = openings.turned_for_the_better(text, news)
-            # bad news told only before a message the reader leans to good news on gets a gentle question,
-            # not "What's been hardest?" to "He's a bit better today, he asked for the newspaper."
-            leans_good = bool(news) and news.get("good", 0.0) > news.get("bad", 0.0)
-            recent_bad = (ctx.news == "bad" or bad_before and not leans_good) and not better
-            # good news the reader alone is sure of gets an open question: it was wrong on a tenth of the
-            # dev sets' such messages ("got my dissertation mark back. 52." -> "Hold on to that one.")
-            group = fam or ("glad" if told == "good" else "feeling" if sure == "good" else "hard" if recent_bad
-                            else "feeling" if told == "bad" or bad_before else None)
+        if closing:
             # not a line any of the last three replies ended on: "How are you holding up?" twice in
             # four turns reads as a script
             listener = [h.text for h in decided.turn.history if h.role == "listener"][-3:]

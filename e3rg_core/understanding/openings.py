@@ -58,7 +58,12 @@ BANK: dict[str, tuple[str, ...]] = {
     # begun in the second person, since after "I think" the model went on as the person ("I think it
     # would be helpful to express my disappointment").
     "advise": ("You could", "Maybe you could", "If it helps, you could"),
+    # A short acknowledgment before a closing, where nothing of the message could be said back and nothing
+    # the model wrote was about it ("Anyway, kettle's on."): no feeling guessed at.
+    "noted": ("Oh, I see.", "Ah, I see.", "I see."),
 }
+# The acknowledgment's family (``BANK``) for each closing group (``composer.CLOSINGS``); any other is "noted".
+ACKNOWLEDGE = {"hard": "hard", "feeling": "care", "glad": "glad"}
 PARTIAL = frozenset({"answer", "advise"})  # families whose opening the model's first sentence completes
 # A question about what the person should do, which the answer begins with "you".
 _ASKS_WHAT_TO_DO = re.compile(

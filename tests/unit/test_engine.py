@@ -8,7 +8,7 @@ from e3rg_core.types import Understanding, Utterance, UserTurn
 from e3rg_core.understanding import engine as engine_module
 from e3rg_core.understanding.engine import Understander, clean_reply, clean_text
 from e3rg_core.voters import parse_voter
-from e3rg_core.understanding import composer
+from e3rg_core.understanding import composer, openings
 from tests.doubles import ContinuingChat, FixedClassifier, ScriptedChat, StreamingChat
 
 
@@ -501,7 +501,7 @@ def test_with_no_opening_short_pieces_are_not_echoed_as_if_the_avatar_said_them(
 
 
 def test_advice_a_turn_after_bad_news_is_left_out_though_the_message_itself_is_plain():
-    chat = ContinuingChat(label="neutral", reply="You should try to be more confident next time.")
+    chat = ContinuingChat(label="neutral", reply="You should prepare better for the next interview.")
     engine = make(backends={"qwen1.5b": chat}, openings=True)
     history = (Utterance("speaker", "Third interview this month and I got rejected again."),
                Utterance("listener", "I'm so sorry. That's so much to carry."))
@@ -585,3 +585,22 @@ def test_bad_news_told_only_before_a_message_the_reader_leans_good_on_gets_no_ha
     assert sentences[-1] in composer.CLOSINGS["feeling"], sentences
     engine.news_reader = _SureReader(good=0.2, bad=0.5, neither=0.3)  # read as more bad news: a gentle closing
     assert list(engine.reply_sentences(decided))[-1] in composer.CLOSINGS["hard"]
+
+
+@pytest.mark.parametrize("message, earlier, family", [
+    ("Anyway, kettle's on.", (), "noted"),
+    ("whatever.", ("Third interview this month and I got rejected again.",), "hard"),
+])
+def test_with_nothing_to_say_back_the_model_speaks_only_about_what_was_said(message, earlier, family):
+    # the model's own reply about nothing in the message is left out; a short acknowledgment and a closing instead
+    chat = ContinuingChat(label="neutral", reply="You seem neutral, and I'm glad you enjoyed the walk.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    history = tuple(x for line in earlier for x in (Utterance("speaker", line), Utterance("listener", "I see.")))
+    decided = engine.decide(UserTurn(text=message, history=history))
+    engine.news_reader = _SureReader(good=0.1, bad=0.2, neither=0.7)
+    sentences = list(engine.reply_sentences(decided))
+    assert not any("walk" in s for s in sentences) and "left out: about nothing that was said" in decided.guarded
+    assert sentences[0] in openings.BANK[family] and len(sentences) == 2, sentences
+    # a sentence about what was said is kept, with what follows it
+    chat.reply = "That kettle never rests. Tea sounds good."
+    assert list(engine.reply_sentences(engine.decide(UserTurn(text="Anyway, kettle's on."))))[0] == "That kettle never rests."
