@@ -51,13 +51,16 @@ _ITS = re.compile(r"\bits(?= (?:a|an|the|so|just|really|not|probably|prolly|been
                   r"gone|true|weird|hard|[a-z]+ing)\b)", re.IGNORECASE)
 
 
+# Contractions typed without their apostrophe, so that they turn ("dont know" -> "don't know").
+_APOSTROPHE = re.compile(r"\b(do|did|does|is|was|were|are|could|would|should|have|has|had|ca|wo)nt\b", re.IGNORECASE)
+_ID = re.compile(r"\bid (?=never|rather|be|have|like|love|just|probably|been)", re.IGNORECASE)
 _ILL_VERB = re.compile(r" (?:be|call|go|get|try|see|have|just|never|text|ring|do|make|tell|let|probably|definitely|"
                        r"need|come|take|miss|ask|keep|stay|wait|send|check|pick|bring|find|look)\b", re.IGNORECASE)
 
 
 def spelled_out(text: str) -> str:
     """``text`` with chat spellings in full ("prolly" -> "probably", "wanna" -> "want to", "its a" ->
-    "it's a"); "ill" is "I'll" only where it begins the message before a verb ("ill call her", not "I
+    "it's a", "dont" -> "don't", "id never" -> "I'd never"); "ill" is "I'll" only where it begins the message before a verb ("ill call her", not "I
     feel ill" or "ill again today")."""
     def word(match: re.Match) -> str:
         low = match.group(1).lower()
@@ -66,6 +69,7 @@ def spelled_out(text: str) -> str:
         if low in ("ive", "ill") or match.group(1)[:1].islower():
             return _CHAT_WORDS[low]
         return _CHAT_WORDS[low][:1].upper() + _CHAT_WORDS[low][1:]
+    text = _ID.sub("I'd ", _APOSTROPHE.sub(lambda m: m.group(1) + "n't", text))
     return _ITS.sub("it's", _CHAT_WORD.sub(word, text))
 
 
@@ -149,9 +153,6 @@ _TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn)$", re.
 # guess." was "You're tired, you guess.").
 _HEDGE = re.compile(r",\s*i (?:guess|suppose|think|reckon)$", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
-# Contractions typed without their apostrophe, so that they turn ("dont know" -> "don't know").
-_APOSTROPHE = re.compile(r"\b(do|did|does|is|was|were|are|could|would|should|have|has|had|ca|wo)nt\b", re.IGNORECASE)
-_ID = re.compile(r"\bid (?=never|rather|be|have|like|love|just|probably|been)", re.IGNORECASE)
 
 
 def _sentences(user_text: str) -> list[tuple[str, str]]:
@@ -163,7 +164,7 @@ def _sentences(user_text: str) -> list[tuple[str, str]]:
         raw = match.group(0).strip()
         if not raw:
             continue
-        plain = _ID.sub("I'd ", _APOSTROPHE.sub(lambda m: m.group(1) + "n't", _FILLERS.sub(" ", raw))).strip()
+        plain = spelled_out(_FILLERS.sub(" ", raw)).strip()
         out.append((raw, _HEDGE.sub("", _LEADING.sub("", plain).rstrip(".!? ,"))))
     return out
 

@@ -164,7 +164,7 @@ def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earli
         # an unsure vote: good news in the message's own words still gets a glad opening, so the model
         # is not left to write the whole reply ("Oleg recommended me" -> "Oleg is being very rude"). Bad
         # words alone get no gentle one: "I cried when she said yes!" is no bad news
-        return ("kind" if kindness(user_text) else "glad") if said == "good" else None
+        return _glad(user_text) if said == "good" else None
     if fam in _GOOD_FAMILIES:
         if said == "bad" or said is None and all(_told(user_text)):
             # "Of course I was in the kitchen and missed it" is no achievement; "the best boss I've ever
@@ -181,8 +181,13 @@ def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earli
     if said == "good":
         # "the scan shows it hasn't spread" read as fear; "he recommended me" as contempt; "the woman behind
         # me paid for my whole shop" as embarrassment: met as the kindness it was
-        return "kind" if kindness(user_text) else "glad"
+        return _glad(user_text)
     return fam
+
+
+def _glad(user_text: str) -> str:
+    """The family for good news the vote did not read as good: "kind" for a kindness, else "glad"."""
+    return "kind" if kindness(user_text) else "glad"
 
 
 # A kindness done to the person ("the woman behind me just paid for my whole shop", "carrying my laundry
