@@ -309,6 +309,28 @@ _RELIEF = re.compile(r"\b(?:it was (?:just|only)(?! (?:a matter|going|getting|th
 _UPDATE = re.compile(r"\b(?:update|turns out|turned out|in the end)\b")
 
 
+# A wrong put right: an apology made to the person, money or a thing given back, a decision reversed, a fine
+# dropped, a case won ("the deposit scheme ruled in my favour", "he apologised to the whole team for blaming
+# me"). The conversation's anger is then no guide to the opening. Written for e3rg; on the news reader's
+# messages by five writers it finds 10, all good news (a refund refused, "I apologised", "to get it back"
+# were left out while it was written, so this is no held-out figure).
+_PUT_RIGHT = re.compile(
+    r"\b(?:apologi[sz]ed|said sorry|(?<!n't )(?<!not )(?<!no )(?<!never )refund(?:ed)? (?:me|us|it|the|my|our|everything|"
+    r"in full)|(?:got|gave|given|giving) (?:me |us )?(?:it|them|my|our|the \w+|every penny|all of it) (?:\w+ )?back|"
+    r"every penny back|reversed (?:it|the|their|his|her)|overturned|backed down|owned up|made it right|put it right|"
+    r"upheld|(?:ruled|found|decided) in (?:my|our) favou?r|cleared (?:me|my name|us|our name)|"
+    r"(?:he|she|they|it|someone)(?: had|'d)? (?:made|admitted) (?:a|the|their|his|her) mistake|admitted (?:it|fault|liability)|"
+    r"compensat(?:ed|ion)|(?:cancelled|canceled|dropped|waived|scrapped|quashed) (?:the|my|our) (?:fine|charges?|ticket|"
+    r"penalty|fee|complaint|case)|won (?:the|my|our) (?:appeal|case|claim|tribunal|dispute))")
+_I_APOLOGISED = re.compile(r"\bi (?:\w+ ){0,6}(?:and )?(?:apologi[sz]ed|said sorry)")
+
+
+def put_right(user_text: str) -> bool:
+    """The message tells of a wrong put right (``_PUT_RIGHT``), not of the person's own apology."""
+    text = canonical(user_text)
+    return _PUT_RIGHT.search(text) is not None and _I_APOLOGISED.search(text) is None
+
+
 def relieved(user_text: str) -> bool:
     """The message tells of relief: a fear that came to nothing, feeling better (``_RELIEF``)."""
     return _RELIEF.search(canonical(user_text)) is not None
@@ -319,7 +341,7 @@ def turned_for_the_better(user_text: str, news: Mapping[str, float] | None = Non
     ``news`` leans to good news. Its conversation's earlier feeling is then no guide to its opening:
     "Update: it was Ollie who had the markers. Mason's off the hook." is no news to meet with "Ugh,
     that's not okay." however angry the conversation was."""
-    if relieved(user_text):
+    if relieved(user_text) or put_right(user_text):
         return True
     return bool(_UPDATE.search(canonical(user_text))) and news is not None and news.get("good", 0.0) > news.get("bad", 0.0)
 

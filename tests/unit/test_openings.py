@@ -256,3 +256,25 @@ def test_good_words_the_reader_does_not_bear_out_against_a_painful_vote_get_no_o
     assert fam(GRADUATION, "lonely", "sad", news=leans_bad) is None  # neither "Oh, I'm glad." nor a lonely one
     assert fam(GRADUATION, "lonely", "sad", news={"good": 0.6, "bad": 0.3, "neither": 0.1}) == "glad"
     assert fam(GRADUATION, "lonely", "sad") == "glad"  # without the reader, the words decide as before
+
+
+@pytest.mark.parametrize("text, right", [
+    ("The shop refunded me in full this morning.", True),
+    ("My manager apologised for shouting at me in front of everyone.", True),
+    ("They gave me my job back.", True),
+    ("We won the appeal!", True),
+    ("The council cancelled the fine after all.", True),
+    ("The airline won't refund us.", False),  # refused
+    ("I apologised to her this morning and she hung up.", False),  # the person's own apology
+    ("It cost me two hundred quid to get it back from the pound.", False),
+    ("They withdrew the offer two days later.", False),
+])
+def test_a_wrong_put_right_is_read_as_a_turn_for_the_better(text, right):
+    assert openings.put_right(text) is right
+    assert openings.turned_for_the_better(text) is right or openings.relieved(text)
+
+
+def test_a_wrong_put_right_gets_no_opening_from_the_conversations_anger():
+    # the anger belonged to the rent increase before it: neither "That's so unfair." nor cheer
+    assert fam("He replied and said he'd made a mistake, the increase starts in March now.", "angry", "angry") is None
+    assert fam("He replied and said it stands, the increase starts next month.", "angry", "angry") == "unfair"
