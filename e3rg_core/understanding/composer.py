@@ -516,7 +516,7 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
                 "It's been good talking with you."),
     # fits a plan, a thing done or a thing seen alike: not "How is it going so far?" to "You booked flights
     # to Porto." nor "What's it like?" to "They said they'd call by Friday."
-    "plain": ("Tell me more.", "How do you feel about it?", "What do you make of it?", "I'd love to hear more.",
+    "plain": ("Tell me more.", "How do you feel about it?", "What do you make of it?", "Go on, I'm listening.",
               "What's on your mind about it?"),
 }
 _GROUP = {"pride": "pride", "warm": "good", "excited": "good", "joy": "good", "surprise": "surprise",

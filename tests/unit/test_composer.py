@@ -145,6 +145,16 @@ def test_closings_for_bad_news_are_neither_cheerful_nor_advice():
             assert not faults(line, ReplyContext(LAID_OFF, news="bad"), names=["third_person", "emotion_label"])
 
 
+def test_closings_that_follow_news_nobody_read_suit_good_news_and_bad_alike():
+    # "plain" and "feeling" close a reply to news the vote was unsure of: neither cheer ("I'd love to hear
+    # more." to a thumbs-up reply) nor gloom, and nothing the guard stops said to a painful feeling
+    for group in ("plain", "feeling"):
+        for line in composer.CLOSINGS[group]:
+            for news in ("bad", "good"):
+                assert not faults(line, ReplyContext(LAID_OFF, news=news), names=["tone_mismatch", "advice_or_blame"])
+            assert safety.check(line, user_text=LAID_OFF, coarse="sad", risk=RiskAssessment()).ok, line
+
+
 def test_a_closing_is_varied_avoids_the_previous_reply_and_repeated_words():
     lines = {composer.closing("loss", f"message {i}") for i in range(40)}
     assert len(lines) > 3
