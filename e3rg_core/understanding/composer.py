@@ -60,8 +60,8 @@ _ILL_VERB = re.compile(r" (?:be|call|go|get|try|see|have|just|never|text|ring|do
 
 def spelled_out(text: str) -> str:
     """``text`` with chat spellings in full ("prolly" -> "probably", "wanna" -> "want to", "its a" ->
-    "it's a", "dont" -> "don't", "id never" -> "I'd never"); "ill" is "I'll" only where it begins the message before a verb ("ill call her", not "I
-    feel ill" or "ill again today")."""
+    "it's a", "dont" -> "don't", "id never" -> "I'd never"); "ill" is "I'll" only where it begins the
+    message before a verb ("ill call her", not "I feel ill" or "ill again today")."""
     def word(match: re.Match) -> str:
         low = match.group(1).lower()
         if low == "ill" and (re.search(r"\w[\s,]*$", text[:match.start()]) or not _ILL_VERB.match(text, match.end())):

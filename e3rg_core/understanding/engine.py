@@ -452,11 +452,11 @@ class Understander:
         a restatement of what happened, and a closing line from the bank (unless ``closing`` is false: a
         check-in question ends the reply instead). With no opening and no fitting restatement the model
         writes the reply itself, from its first sentence about what was said, or a short acknowledgment
-        (``openings.ACKNOWLEDGE``) begins the closing. ``news`` is the news reader's reading of the message (``read_news``):
-        without an opening, the closing fits it; a message the reader leans to good or bad news over
-        neither (``openings.told_as_news``) may be said back as it came without an opening before it; and
-        after a turn for the better (``openings.turned_for_the_better``) earlier bad news sets no gloomy
-        closing. ``bad_before``: one of the speaker's last lines named bad news."""
+        (``openings.ACKNOWLEDGE``) begins the closing. ``news`` is the news reader's reading of the
+        message (``read_news``): without an opening, the closing fits it; a message the reader leans to
+        good or bad news over neither (``openings.told_as_news``) may be said back as it came without an
+        opening before it; and after a turn for the better (``openings.turned_for_the_better``) earlier bad
+        news sets no gloomy closing. ``bad_before``: one of the speaker's last lines named bad news."""
         if opening:
             yield opening
         # thanks for the talk: nothing to say back, the door left open

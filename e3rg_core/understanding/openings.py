@@ -285,8 +285,8 @@ def told(user_text: str, news: Mapping[str, float] | None = None) -> str | None:
     ``news`` (when there is one) leans to good news over bad, or the message tells of a kindness or of
     relief. The lexicon reads words, not what they are said of ("graduation" in "14 people in that chat.
     two replies."): on the news messages by three writers who saw neither it nor the bench's sets
-    (``bench/data/news_extra.json``), its good reading was bad news 29 times in 122 (79 good); read with
-    the reader's lean, 14 times in 94 (74 good). Its bad reading needs no such check: it only keeps
+    (``bench/data/news_extra.json``), its good reading was bad news 29 times in 122 (79 good); where the
+    reader leans to good news over bad, 14 times in 94 (74 good). Its bad reading needs no such check: it only keeps
     cheer away."""
     said = tone(user_text)
     if said == "good" and news and news.get("good", 0.0) <= news.get("bad", 0.0) \
@@ -337,8 +337,8 @@ def relieved(user_text: str) -> bool:
 
 
 def turned_for_the_better(user_text: str, news: Mapping[str, float] | None = None) -> bool:
-    """The message tells of a turn for the better (``_RELIEF``), or an update the news reader's reading
-    ``news`` leans to good news. Its conversation's earlier feeling is then no guide to its opening:
+    """The message tells of a turn for the better (relief, ``_RELIEF``; a wrong put right, ``put_right``), or
+    an update the news reader's reading ``news`` leans to good news. Its conversation's earlier feeling is then no guide to its opening:
     "Update: it was Ollie who had the markers. Mason's off the hook." is no news to meet with "Ugh,
     that's not okay." however angry the conversation was."""
     if relieved(user_text) or put_right(user_text):
