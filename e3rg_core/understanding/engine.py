@@ -472,11 +472,13 @@ class Understander:
         recent_bad = (ctx.news == "bad" or bad_before and not leans_good) and not openings.turned_for_the_better(
             text, news)
         # without an opening, the closing still fits the news: an unsure vote shares no joy, and asks no light
-        # question just after bad news; good news in the message's own words gets a glad one. Good news the
-        # reader alone is sure of gets an open question: it was wrong on a tenth of the dev sets' such
-        # messages ("got my dissertation mark back. 52." -> "Hold on to that one.")
+        # question just after bad news (or after a reply that met bad news: "whatever." after "'a very strong
+        # second choice'" gets "I hear you.", not "Ah, I see."); good news in the message's own words gets a
+        # glad one. Good news the reader alone is sure of gets an open question: it was wrong on a tenth of
+        # the dev sets' such messages ("got my dissertation mark back. 52." -> "Hold on to that one.")
         group = fam or ("glad" if told == "good" else "feeling" if sure == "good" else "hard" if recent_bad
-                        else "feeling" if told == "bad" or bad_before else None)
+                        else "feeling" if told == "bad" or bad_before or openings.opened_gently(ctx.previous_reply)
+                        else None)
         if not restated and not opening:
             # the model writes, but only from a sentence about what was said: on the dev sets its replies
             # here were mostly about nothing in the message ("I appreciate your guidance." to "whatever.",

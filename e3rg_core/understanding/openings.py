@@ -371,6 +371,13 @@ def bad_news_words(user_text: str) -> bool:
     return distressed(user_text, "neutral", RiskAssessment())
 
 
+def opened_gently(reply: str) -> bool:
+    """The avatar's reply ``reply`` began with a gentle opening (a loss, a worry, an injustice...): the
+    conversation was on bad news a moment ago, though the lexicon may not know its words ("'a very strong
+    second choice'")."""
+    return any(reply.startswith(line) for fam in _GLOOMY_FAMILIES for line in BANK[fam])
+
+
 def bad_news_before(earlier: Sequence[str]) -> bool:
     """One of the speaker's last ``RECENT_LINES`` lines (``earlier``, oldest first) named bad news."""
     return any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:])

@@ -604,3 +604,15 @@ def test_with_nothing_to_say_back_the_model_speaks_only_about_what_was_said(mess
     # a sentence about what was said is kept, with what follows it
     chat.reply = "That kettle never rests. Tea sounds good."
     assert list(engine.reply_sentences(engine.decide(UserTurn(text="Anyway, kettle's on."))))[0] == "That kettle never rests."
+
+
+def test_after_a_reply_that_met_bad_news_a_message_with_nothing_to_say_back_is_met_gently():
+    # "'a very strong second choice'" names no bad news the lexicon knows; the avatar's gentle reply did
+    chat = ContinuingChat(label="neutral", reply="I appreciate your guidance.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    history = (Utterance("speaker", "'a very strong second choice'"),
+               Utterance("listener", "Oh, that's so disappointing. After all that hope, too."))
+    decided = engine.decide(UserTurn(text="whatever.", history=history))
+    engine.news_reader = _SureReader(good=0.1, bad=0.2, neither=0.7)
+    sentences = list(engine.reply_sentences(decided))
+    assert sentences[0] in openings.BANK["care"] and sentences[1] in composer.CLOSINGS["feeling"], sentences
