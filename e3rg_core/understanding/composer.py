@@ -395,6 +395,11 @@ def _echoable(raw: str, piece: str) -> bool:
                 or _SUBJECT_PRONOUN.search(canonical(piece)) or lacks_subject(piece))
 
 
+# The start of an answer to the avatar's "what's yours?", left off when the answer is said back ("mine's
+# autumn. conkers, jumpers, no wasps" -> "Autumn, conkers, jumpers, no wasps."), not "Yours is autumn...".
+_MINE = re.compile(r"^mine(?:'s| is| was| would be| has to be)\s+(?=\S)", re.IGNORECASE)
+
+
 def echoed(user_text: str) -> str:
     """A message of short pieces with no one doing anything in them ("whole team. no warning.",
     "Pneumonia. He's 82.", "ugh worst day ever tbh") said back as it came, the way a listener repeats
@@ -405,7 +410,7 @@ def echoed(user_text: str) -> str:
     user_text = spelled_out(unshouted(user_text))
     pieces = []
     for raw, piece in _sentences(user_text):
-        piece = _TRAILING.sub("", piece).strip(" ,;:-")
+        piece = _TRAILING.sub("", piece if pieces else _MINE.sub("", piece)).strip(" ,;:-")
         if not piece:
             continue
         if not _echoable(raw, piece) or len(piece.split()) > 6:

@@ -493,7 +493,8 @@ class Understander:
                     decided.guarded.append("left out: about nothing that was said")
             if spoke:
                 return
-            # nothing it wrote was: a short acknowledgment that fits the news, and the closing
+            # nothing it wrote was: a short acknowledgment that fits the news, and the closing (the message
+            # said back after "I see." would still read as the avatar's own: "Nothing much, just the usual.")
             yield openings.choose(openings.ACKNOWLEDGE.get(group or "", "noted"), text,
                                   previous_reply=ctx.previous_reply, seed=self.settings.seed)
         if restated:
@@ -506,6 +507,20 @@ class Understander:
                                    previous_reply=" ".join(listener), seed=self.settings.seed,
                                    earlier=ctx.earlier_user)
 
+    def _sayable(self, sentence: str, decided: Decided, ctx: faults.ReplyContext) -> bool:
+        """No fault a caring listener would not make, nothing the guard stops."""
+        u = decided.decision
+        return (not faults.faults(sentence, ctx, names=(*SCREENED_FAULTS, "tone_mismatch"))
+                and safety.check(sentence, user_text=decided.turn.text, coarse=u.coarse, risk=u.risk).ok)
+
+    def _echo(self, decided: Decided, ctx: faults.ReplyContext) -> str:
+        """The message of short pieces said back as it came (``composer.echoed``), or the short piece it
+        ends on (``composer.last_piece``), where it may be said (``_sayable``: no restatement check), else ""."""
+        for said_back in (composer.echoed(decided.turn.text), composer.last_piece(decided.turn.text)):
+            if said_back and self._sayable(said_back, decided, ctx):
+                return said_back
+        return ""
+
     def _restatement(self, decided: Decided, ctx: faults.ReplyContext, *, echo: bool = False) -> str:
         """What happened, said back to the person as "you": their own sentence turned (``composer.flipped``)
         where it fits, else (with ``echo``: after an opening that says how it lands, or for news the reader
@@ -515,24 +530,19 @@ class Understander:
         "". The person's own words come first: on the dev conversations they fitted far more often than
         the embedded model's extraction (2 of about 46 of its candidates passed the checks, one of them
         wrong), and they cost no model call."""
-        s, turn, u = self.settings, decided.turn, decided.decision
+        s, turn = self.settings, decided.turn
         responder = self._backends[s.responder]
-
-        def sayable(sentence: str) -> bool:  # no fault a caring listener would not make, nothing the guard stops
-            return (not faults.faults(sentence, ctx, names=(*SCREENED_FAULTS, "tone_mismatch"))
-                    and safety.check(sentence, user_text=turn.text, coarse=u.coarse, risk=u.risk).ok)
 
         def fits(sentence: str, begins_you: bool = True) -> bool:
             return composer.restatement_ok(sentence, user_text=turn.text, earlier=ctx.earlier_user,
-                                           begins_you=begins_you) and sayable(sentence)
+                                           begins_you=begins_you) and self._sayable(sentence, decided, ctx)
 
         turned = composer.flipped(turn.text)
         if turned and fits(turned, begins_you=False):
             return turned
-        if echo:  # the person's words as they came: no restatement check
-            for said_back in (composer.echoed(turn.text), composer.last_piece(turn.text)):
-                if said_back and sayable(said_back):
-                    return said_back
+        said_back = self._echo(decided, ctx) if echo else ""  # the person's words as they came
+        if said_back:
+            return said_back
         examples = prompts.select_examples(turn.text, s.shots, seed=s.seed)
         messages = prompts.restatement_messages(turn, examples=examples, max_utterances=s.history_utterances)
         for attempt in range(2):

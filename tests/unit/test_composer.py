@@ -358,3 +358,9 @@ def test_chat_spellings_are_said_back_in_full(message, said_back):
 @pytest.mark.parametrize("text", ["I feel ill", "ill again today", "its tail was wagging", "Team A v Team B"])
 def test_words_that_only_look_like_chat_spellings_are_kept(text):
     assert composer.spelled_out(text) == text
+
+
+def test_an_answer_to_whats_yours_is_said_back_without_mine():
+    assert composer.echoed("mine's autumn. conkers, jumpers, no wasps") == "Autumn, conkers, jumpers, no wasps."
+    assert composer.echoed("Mine is my nan's dumplings. nobody makes them like her") == (
+        "Your nan's dumplings, nobody makes them like her.")

@@ -616,3 +616,4 @@ def test_after_a_reply_that_met_bad_news_a_message_with_nothing_to_say_back_is_m
     engine.news_reader = _SureReader(good=0.1, bad=0.2, neither=0.7)
     sentences = list(engine.reply_sentences(decided))
     assert sentences[0] in openings.BANK["care"] and sentences[1] in composer.CLOSINGS["feeling"], sentences
+
