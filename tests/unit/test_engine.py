@@ -587,33 +587,26 @@ def test_bad_news_told_only_before_a_message_the_reader_leans_good_on_gets_no_ha
     assert list(engine.reply_sentences(decided))[-1] in composer.CLOSINGS["hard"]
 
 
-@pytest.mark.parametrize("message, earlier, family", [
-    ("Anyway, kettle's on.", (), "noted"),
-    ("whatever.", ("Third interview this month and I got rejected again.",), "hard"),
+@pytest.mark.parametrize("message, earlier, family, group", [
+    ("Anyway, kettle's on.", (), "noted", "plain"),
+    ("whatever.", (("Third interview this month and I got rejected again.", "I see."),), "hard", "hard"),
+    # "'a very strong second choice'" names no bad news the lexicon knows; the avatar's gentle reply did
+    ("whatever.", (("'a very strong second choice'", "Oh, that's so disappointing. After all that hope, too."),),
+     "care", "feeling"),
 ])
-def test_with_nothing_to_say_back_the_model_speaks_only_about_what_was_said(message, earlier, family):
-    # the model's own reply about nothing in the message is left out; a short acknowledgment and a closing instead
+def test_with_nothing_to_say_back_the_model_speaks_only_about_what_was_said(message, earlier, family, group):
+    # the model's own reply about nothing in the message is left out; a short acknowledgment that fits the
+    # news and a closing instead
     chat = ContinuingChat(label="neutral", reply="You seem neutral, and I'm glad you enjoyed the walk.")
     engine = make(backends={"qwen1.5b": chat}, openings=True)
-    history = tuple(x for line in earlier for x in (Utterance("speaker", line), Utterance("listener", "I see.")))
+    history = tuple(x for said, heard in earlier for x in (Utterance("speaker", said), Utterance("listener", heard)))
     decided = engine.decide(UserTurn(text=message, history=history))
     engine.news_reader = _SureReader(good=0.1, bad=0.2, neither=0.7)
     sentences = list(engine.reply_sentences(decided))
     assert not any("walk" in s for s in sentences) and "left out: about nothing that was said" in decided.guarded
-    assert sentences[0] in openings.BANK[family] and len(sentences) == 2, sentences
+    assert sentences[0] in openings.BANK[family] and sentences[1] in composer.CLOSINGS[group], sentences
+    assert len(sentences) == 2
     # a sentence about what was said is kept, with what follows it
     chat.reply = "That kettle never rests. Tea sounds good."
     assert list(engine.reply_sentences(engine.decide(UserTurn(text="Anyway, kettle's on."))))[0] == "That kettle never rests."
-
-
-def test_after_a_reply_that_met_bad_news_a_message_with_nothing_to_say_back_is_met_gently():
-    # "'a very strong second choice'" names no bad news the lexicon knows; the avatar's gentle reply did
-    chat = ContinuingChat(label="neutral", reply="I appreciate your guidance.")
-    engine = make(backends={"qwen1.5b": chat}, openings=True)
-    history = (Utterance("speaker", "'a very strong second choice'"),
-               Utterance("listener", "Oh, that's so disappointing. After all that hope, too."))
-    decided = engine.decide(UserTurn(text="whatever.", history=history))
-    engine.news_reader = _SureReader(good=0.1, bad=0.2, neither=0.7)
-    sentences = list(engine.reply_sentences(decided))
-    assert sentences[0] in openings.BANK["care"] and sentences[1] in composer.CLOSINGS["feeling"], sentences
 
