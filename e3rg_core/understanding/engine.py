@@ -465,20 +465,7 @@ class Understander:
         text = decided.turn.text
         restated = "" if fam == "thanked" else self._restatement(decided, ctx,
                                                                  echo=bool(opening) or openings.told_as_news(news))
-        told, sure = openings.told(text, news), openings.sure_news(news)
-        # bad news told only before a message the reader leans to good news on gets a gentle question,
-        # not "What's been hardest?" to "He's a bit better today, he asked for the newspaper."
-        leans_good = bool(news) and news.get("good", 0.0) > news.get("bad", 0.0)
-        recent_bad = (ctx.news == "bad" or bad_before and not leans_good) and not openings.turned_for_the_better(
-            text, news)
-        # without an opening, the closing still fits the news: an unsure vote shares no joy, and asks no light
-        # question just after bad news (or after a reply that met bad news: "whatever." after "'a very strong
-        # second choice'" gets "I hear you.", not "Ah, I see."); good news in the message's own words gets a
-        # glad one. Good news the reader alone is sure of gets an open question: it was wrong on a tenth of
-        # the dev sets' such messages ("got my dissertation mark back. 52." -> "Hold on to that one.")
-        group = fam or ("glad" if told == "good" else "feeling" if sure == "good" else "hard" if recent_bad
-                        else "feeling" if told == "bad" or bad_before or openings.opened_gently(ctx.previous_reply)
-                        else None)
+        group = self._closing_group(decided, ctx, fam=fam, news=news, bad_before=bad_before)
         if not restated and not opening:
             # the model writes, but only from a sentence about what was said: on the dev sets its replies
             # here were mostly about nothing in the message ("I appreciate your guidance." to "whatever.",
@@ -506,6 +493,32 @@ class Understander:
             yield composer.closing(group, text, said=" ".join((opening, restated)),
                                    previous_reply=" ".join(listener), seed=self.settings.seed,
                                    earlier=ctx.earlier_user)
+
+    @staticmethod
+    def _closing_group(decided: Decided, ctx: faults.ReplyContext, *, fam: str | None,
+                       news: Mapping[str, float] | None, bad_before: bool) -> str | None:
+        """The closing's group (``composer.CLOSINGS``): the opening's family, or without one the group that
+        fits the news. An unsure vote shares no joy, and asks no light question just after bad news (or
+        after a reply that met bad news: "whatever." after "'a very strong second choice'" gets "I hear
+        you.", not "Ah, I see."); good news in the message's own words gets a glad one. Good news the reader
+        alone is sure of gets an open question: it was wrong on a tenth of the dev sets' such messages ("got
+        my dissertation mark back. 52." -> "Hold on to that one."). A message the reader leans to good news on,
+        after bad news told only before it ("He's a bit better today, he asked for the newspaper." after a
+        stroke), gets a gentle question, not "What's been hardest?"."""
+        if fam:
+            return fam
+        text = decided.turn.text
+        told = openings.told(text, news)
+        if told == "good":
+            return "glad"
+        if openings.sure_news(news) == "good":
+            return "feeling"
+        if (ctx.news == "bad" or bad_before and not openings.leans_good(news)) \
+                and not openings.turned_for_the_better(text, news):
+            return "hard"
+        if told == "bad" or bad_before or openings.opened_gently(ctx.previous_reply):
+            return "feeling"
+        return None
 
     def _sayable(self, sentence: str, decided: Decided, ctx: faults.ReplyContext) -> bool:
         """No fault a caring listener would not make, nothing the guard stops."""

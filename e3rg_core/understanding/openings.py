@@ -146,6 +146,11 @@ def sure_news(news: Mapping[str, float] | None) -> str | None:
     return next((kind for kind in ("good", "bad") if news and news.get(kind, 0.0) >= NEWS_VETO), None)
 
 
+def leans_good(news: Mapping[str, float] | None) -> bool:
+    """The news reader's reading ``news`` leans to good news over bad."""
+    return bool(news) and news.get("good", 0.0) > news.get("bad", 0.0)
+
+
 def told_as_news(news: Mapping[str, float] | None) -> bool:
     """The news reader leans to good or to bad news over neither."""
     return bool(news) and max(news.get("good", 0.0), news.get("bad", 0.0)) > news.get("neither", 0.0)
@@ -289,8 +294,7 @@ def told(user_text: str, news: Mapping[str, float] | None = None) -> str | None:
     reader leans to good news over bad, 14 times in 94 (74 good). Its bad reading needs no such check: it only keeps
     cheer away."""
     said = tone(user_text)
-    if said == "good" and news and news.get("good", 0.0) <= news.get("bad", 0.0) \
-            and not kindness(user_text) and not relieved(user_text):
+    if said == "good" and news and not leans_good(news) and not kindness(user_text) and not relieved(user_text):
         return None
     return said
 
@@ -343,7 +347,7 @@ def turned_for_the_better(user_text: str, news: Mapping[str, float] | None = Non
     that's not okay." however angry the conversation was."""
     if relieved(user_text) or put_right(user_text):
         return True
-    return bool(_UPDATE.search(canonical(user_text))) and news is not None and news.get("good", 0.0) > news.get("bad", 0.0)
+    return bool(_UPDATE.search(canonical(user_text))) and leans_good(news)
 
 
 # Thanks to the avatar for the talk itself, not for something someone else did.
