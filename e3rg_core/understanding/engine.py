@@ -470,8 +470,7 @@ class Understander:
             # the model writes, but only from a sentence about what was said: on the dev sets its replies
             # here were mostly about nothing in the message ("I appreciate your guidance." to "whatever.",
             # "You seem neutral, and I'm glad you enjoyed the walk." to "Anyway, kettle's on.")
-            about = faults.specific_words(text).union(*(faults.specific_words(line) for line in ctx.earlier_user[-2:]))
-            spoke = False
+            about, spoke = faults.heard_words(ctx), False
             for sentence in self._written_sentences(decided, first_clause_words=first_clause_words):
                 if spoke or faults.specific_words(sentence) & about:
                     spoke = True

@@ -280,6 +280,11 @@ def specific_words(text: str) -> set[str]:
     return {w[:5] for w in _WORD.findall(_lower(text)) if w not in _STOP and w not in _GENERIC_WORDS and len(w) > 2}
 
 
+def heard_words(ctx: ReplyContext) -> set[str]:
+    """``specific_words`` of what the person said: this message and their last two."""
+    return specific_words(ctx.user_text).union(*(specific_words(line) for line in ctx.earlier_user[-2:]))
+
+
 def generic(reply: str, ctx: ReplyContext) -> bool:
     """A reply that could answer any message: it has no content word of what the person said (this
     message or their last two) and at most one of its own beyond the words every reply has ("I hear you. I'm sorry you're feeling this
@@ -287,13 +292,11 @@ def generic(reply: str, ctx: ReplyContext) -> bool:
     its own ("ok", "haha thanks") are left alone."""
     if ctx.asks:
         return False
-    message = specific_words(ctx.user_text)
-    if len(message) < 2:
+    if len(specific_words(ctx.user_text)) < 2:
         return False
-    said = message.union(*(specific_words(line) for line in ctx.earlier_user[-2:]))
     mine = specific_words(reply)
     # two specific words of its own ("Waiting for results is so hard.") make it about something
-    return not (mine & said) and len(mine) < 2
+    return not (mine & heard_words(ctx)) and len(mine) < 2
 
 
 def over_limit(reply: str, ctx: ReplyContext) -> bool:

@@ -160,11 +160,13 @@ def _by_vote_and_words(user_text: str, fam: str | None, confidence: float, earli
                        news: Mapping[str, float] | None = None) -> str | None:
     """``family`` for a message that names no bad news: the vote's family ``fam``, checked against the
     message's own words (``told``, with the news reader's reading ``news``)."""
-    said = told(user_text, news)
-    if said is None and fam in _GLOOMY_FAMILIES and tone(user_text) == "good":
-        # good words the reader does not bear out, against a painful vote: the evidence disagrees, and
-        # neither a glad opening nor a gloomy one is sure enough to say
-        return None
+    said = tone(user_text)
+    if said == "good" and not _borne_out(user_text, news):
+        if fam in _GLOOMY_FAMILIES:
+            # good words the reader does not bear out, against a painful vote: the evidence disagrees, and
+            # neither a glad opening nor a gloomy one is sure enough to say
+            return None
+        said = None  # as ``told`` reads them
     if fam is None or confidence < MIN_CONFIDENCE:
         # an unsure vote: good news in the message's own words still gets a glad opening, so the model
         # is not left to write the whole reply ("Oleg recommended me" -> "Oleg is being very rude"). Bad
@@ -288,15 +290,19 @@ def tone(user_text: str) -> str | None:
 def told(user_text: str, news: Mapping[str, float] | None = None) -> str | None:
     """``tone``, with good news in the message's own words counted only where the news reader's reading
     ``news`` (when there is one) leans to good news over bad, or the message tells of a kindness or of
-    relief. The lexicon reads words, not what they are said of ("graduation" in "14 people in that chat.
-    two replies."): on the news messages by three writers who saw neither it nor the bench's sets
-    (``bench/data/news_extra.json``), its good reading was bad news 29 times in 122 (79 good); where the
-    reader leans to good news over bad, 14 times in 94 (74 good). Its bad reading needs no such check: it only keeps
-    cheer away."""
+    relief (``_borne_out``). The lexicon reads words, not what they are said of ("graduation" in "14
+    people in that chat. two replies."): on the news messages by three writers who saw neither it nor the
+    bench's sets (``bench/data/news_extra.json``), its good reading was bad news 29 times in 122 (79 good);
+    where the reader leans to good news over bad, 14 times in 94 (74 good). Its bad reading needs no such
+    check: it only keeps cheer away."""
     said = tone(user_text)
-    if said == "good" and news and not leans_good(news) and not kindness(user_text) and not relieved(user_text):
-        return None
-    return said
+    return None if said == "good" and not _borne_out(user_text, news) else said
+
+
+def _borne_out(user_text: str, news: Mapping[str, float] | None) -> bool:
+    """Good words in ``user_text`` stand: no reader's reading, one that leans to good news, or a kindness or
+    relief told in phrases surer than the reader."""
+    return not news or leans_good(news) or kindness(user_text) or relieved(user_text)
 
 
 # A turn in the story for the better: relief, a fear that came to nothing ("It was just my drunk
@@ -342,9 +348,9 @@ def relieved(user_text: str) -> bool:
 
 def turned_for_the_better(user_text: str, news: Mapping[str, float] | None = None) -> bool:
     """The message tells of a turn for the better (relief, ``_RELIEF``; a wrong put right, ``put_right``), or
-    an update the news reader's reading ``news`` leans to good news. Its conversation's earlier feeling is then no guide to its opening:
-    "Update: it was Ollie who had the markers. Mason's off the hook." is no news to meet with "Ugh,
-    that's not okay." however angry the conversation was."""
+    an update the news reader's reading ``news`` leans to good news. Its conversation's earlier feeling is
+    then no guide to its opening: "Update: it was Ollie who had the markers. Mason's off the hook." is no
+    news to meet with "Ugh, that's not okay." however angry the conversation was."""
     if relieved(user_text) or put_right(user_text):
         return True
     return bool(_UPDATE.search(canonical(user_text))) and leans_good(news)
