@@ -287,6 +287,33 @@ _KIN = (r"(?:mum|mom|mam|mummy|mommy|dad|daddy|grandma|grandpa|gran|granny|nan|n
         r"roommate|bestie|hubby|fiance|fiancee|landlord|landlady|hair|knee|ankle|wrist|hip|shoulder|neck|tooth|skin)"
         r"(?:'s)?")
 _KIN_WORD = re.compile(_KIN)
+# A parent or grandparent called by name as family do ("since Mum died", "rang Dad"): said back to the
+# person as theirs ("since your mum died"), or the avatar would seem to speak of its own mum.
+_PARENT = re.compile(r"\b(mum|mom|mam|mummy|mommy|dad|daddy|grandma|grandpa|gran|granny|nan|nana|nanna|grandad|"
+                     r"granddad)\b", re.IGNORECASE)
+_OWNERS = {"my", "your", "his", "her", "their", "our", "a", "an", "the", "whose", "this", "that", "every", "any"}
+
+
+def owned_kin(text: str) -> str:
+    """``text`` (already turned to "you") with a parent named bare made the person's: "Mum" -> "your mum",
+    unless an owner or an article comes in the two words before it in the same phrase ("your lovely Mum",
+    "his dad", "your 90-year-old dad"), or it follows another family member with "and" ("your mum and dad"),
+    or it is quoted ("called my boss 'mum'")."""
+    def own(match: re.Match) -> str:
+        if match.start() and text[match.start() - 1] in "'\"‘“":
+            return match.group(0)
+        before = []
+        for token in reversed(text[:match.start()].split()):
+            if token[-1] in ",;:.!?" or len(before) == 2:
+                break
+            before.insert(0, token.lower())
+        if any(w in _OWNERS or w.endswith("'s") for w in before) or (
+                len(before) == 2 and before[1] in ("and", "or", "&") and _KIN_WORD.fullmatch(before[0])):
+            return match.group(0)
+        return ("Your " if match.start() == 0 else "your ") + match.group(1).lower()
+    return _PARENT.sub(own, text)
+
+
 _BARE_KIN = re.compile(_KIN + r"(?:" + _THEN_VERB + r"|\s+(?:[a-z]{2,}ed|died|rang|woke|forgot|made|gave|told|"
                        r"sent|found|brought|bought|thought|knew|saw|says|thinks|wants)\b)", re.IGNORECASE)
 _NAME_SUBJECT = re.compile(r"(?!(?:I|The|This|That|These|Those|It|Its|My|Our|Your)\b)[A-Z][a-z]+ (?:is|was|has|had|"
@@ -353,7 +380,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
                     (_VERB.search(first) or _PRESENT_AFTER_SUBJECT.match(about)) and not first.isupper()):
                 third.append(first)
             continue
-        sentence = with_subject(second_person(_TRAILING.sub("", first).rstrip(" ,")))
+        sentence = owned_kin(with_subject(second_person(_TRAILING.sub("", first).rstrip(" ,"))))
         sentence = sentence[0].upper() + sentence[1:] + "."
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
             return sentence
@@ -362,7 +389,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
             continue
         if _THIRD_SUBJECT.match(first) or _WHEN.match(first):
             first = first[0].lower() + first[1:]
-        sentence = _reported(_TRAILING.sub("", first).rstrip(" ,"))
+        sentence = owned_kin(_reported(_TRAILING.sub("", first).rstrip(" ,")))
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
             return sentence
     for first in short:
@@ -415,7 +442,7 @@ def echoed(user_text: str) -> str:
             continue
         if not _echoable(raw, piece) or len(piece.split()) > 6:
             return ""
-        pieces.append(second_person(piece))
+        pieces.append(owned_kin(second_person(piece)))
     if not pieces or not 2 <= sum(len(p.split()) for p in pieces) <= MAX_ECHO_WORDS:
         return ""
     plain = all(re.fullmatch(r"[\w' ,%$£€&-]+", p) for p in pieces)
@@ -454,7 +481,7 @@ def last_piece(user_text: str) -> str:
         return ""
     if len(faults.specific_words(piece)) < 2:
         return ""
-    piece = second_person(piece)
+    piece = owned_kin(second_person(piece))
     return piece[0].upper() + piece[1:] + "."
 
 
@@ -524,13 +551,38 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
     "plain": ("Tell me more.", "How do you feel about it?", "What do you make of it?", "Go on, I'm listening.",
               "What's on your mind about it?"),
 }
-_GROUP = {"pride": "pride", "warm": "good", "excited": "good", "joy": "good", "surprise": "surprise",
+# a kindness or a thank-you is met as one ("That must mean a lot."), not with "How are you celebrating?"
+_GROUP = {"pride": "pride", "warm": "glad", "excited": "good", "joy": "good", "surprise": "surprise",
           "impressed": "impressed", "glad": "glad", "kind": "glad"}
 # Said only where someone or something was lost ("That leaves such a gap." to a diagnosis reads as if
 # they had died).
 _AFTER_A_LOSS = {"That leaves such a gap."}
 _LOST = re.compile(r"\b(?:died|dead|death|passed away|passed on|funeral|lost (?:my|our|her|his|their)|put (?:\w+ )?down|"
                    r"gone|miss (?:her|him|them)|grave|widow\w*|bereave\w*)\b")
+
+
+# Something still to come, told with nothing done yet ("Flying tomorrow for the first time in eleven
+# years", "My parents are flying in for the defence in May"): no closing that asks how it went ("How did it
+# feel?"), and joy looks forward. A message that also tells of something done ("I got the job! I start next
+# month") keeps them: the deed is what it asks about.
+_AHEAD = re.compile(r"\b(?:tomorrow|next (?:week|month|year|weekend|term|time|\w+day)|(?:on|this) (?:mon|tues|wednes|"
+                    r"thurs|fri|satur|sun)day|in (?:january|february|march|april|june|july|august|september|october|"
+                    r"november|december|may(?= *(?:[.,;!?]|$)))|(?<!time )(?<!first )in (?:a (?:week|month|fortnight|year)|"
+                    r"(?:two|three|four|five|six|a few|\d+) (?:days|weeks|months))|going to|gonna|about to|can't wait|cannot wait|coming up|looking forward|"
+                    r"(?:i|we|he|she|they)(?:'ll| will))\b")
+_DONE_ALREADY = re.compile(r"\b(?:was|were|had|did|got|went|came|made|took|gave|said|told|found|won|lost|left|saw|ran|"
+                           r"met|bought|brought|thought|felt|heard|sent|kept|held|wrote|broke|fell|ate|drank|"
+                           r"(?!(?:excited|tired|scared|worried|married|engaged|pleased|thrilled|interested|bored|"
+                           r"stressed|relieved|delighted|terrified|prepared|organised|organized|booked|need)\b)[a-z]{3,}ed)\b")
+_ASKS_HOW_IT_WENT = re.compile(r"\b(?:did|was|were|celebrating)\b")
+_LOOKING_AHEAD = ("What are you most looking forward to?", "That's something to look forward to.")
+_CHEERFUL_GROUPS = frozenset({"good", "glad", "surprise", "impressed"})
+
+
+def ahead(user_text: str) -> bool:
+    """The message tells of something still to come and of nothing done yet (``_AHEAD``)."""
+    text = canonical(user_text)
+    return _AHEAD.search(text) is not None and _DONE_ALREADY.search(text) is None
 
 
 # A promise to tell the avatar how something to come turns out.
@@ -547,6 +599,10 @@ def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: 
     if group == "thanked" and _WILL_TELL.search(canonical(user_text)):
         return "I'll be rooting for you."  # "thanks, I'll let you know how it goes"
     options = CLOSINGS[group]
+    if ahead(user_text):
+        options = tuple(line for line in options if not _ASKS_HOW_IT_WENT.search(canonical(line))) or options
+        if group in _CHEERFUL_GROUPS:
+            options += _LOOKING_AHEAD
     if not any(_LOST.search(canonical(line)) for line in (*earlier[-3:], user_text)):
         options = tuple(line for line in options if line not in _AFTER_A_LOSS) or options
     start = int.from_bytes(hashlib.sha256(f"{seed}\2{user_text}".encode("utf-8", "replace")).digest()[:4], "big")

@@ -40,7 +40,7 @@ BANK: dict[str, tuple[str, ...]] = {
     # A kindness done to the person that the vote read as a painful feeling ("the woman behind me just paid
     # for my whole shop" read as embarrassment): kind, in words the guard lets through to a painful feeling.
     "kind": ("Oh, that's so kind.", "That's really kind.", "What a kind thing to do."),
-    "excited": ("How exciting!", "Oh, that sounds exciting!", "Ooh, how fun!"),
+    "excited": ("How exciting!", "Oh, that sounds exciting!", "That's so exciting!"),
     "joy": ("That's wonderful!", "Oh, that's great news!", "I love that!", "That's so good to hear!"),
     "surprise": ("Wow!", "Oh wow, really?", "What a surprise!"),
     # Struck by something (a heron, a stranger's honesty, a child's grit): wonder, not "well done", which
@@ -71,14 +71,18 @@ _ASKS_WHAT_TO_DO = re.compile(
     r"deal|handle|stop|get)|any (?:tips|advice|ideas?)|is there a (?:\w+ )?way to|(?:do you think|would you say) i "
     r"(?:should|could)|things? i (?:can|could|should) do)\b")
 
+# Each label's family. "caring", "trusting", "faithful" and "prepared" have none: they say how the person
+# stands towards someone or something, not how their news went ("She just texted me 'please just come'" read
+# as caring got "Oh, that's so kind."; "I've started writing everything down" read as prepared got "Oh, that
+# sounds exciting!"), so the message's own words choose (``_by_vote_and_words``). Hope is met gladly, not as
+# excitement ("How exciting!" to "First time in a month I've eaten a proper meal").
 _FAMILY_OF_LABEL = {
     "lonely": "lonely", "anxious": "worry", "afraid": "worry", "terrified": "worry", "apprehensive": "worry",
     "fear": "worry", "angry": "unfair", "annoyed": "unfair", "furious": "unfair", "jealous": "unfair",
     "contempt": "unfair", "disgusted": "unfair", "embarrassed": "sting", "ashamed": "sting", "guilty": "guilt",
     "disappointed": "letdown", "sad": "loss", "devastated": "loss",
-    "proud": "pride", "confident": "pride", "impressed": "impressed", "grateful": "warm", "caring": "warm",
-    "trusting": "warm", "faithful": "warm", "excited": "excited", "anticipating": "excited",
-    "hopeful": "excited", "prepared": "excited", "joyful": "joy", "happy": "joy", "content": "joy",
+    "proud": "pride", "confident": "pride", "impressed": "impressed", "grateful": "warm",
+    "excited": "excited", "anticipating": "excited", "hopeful": "glad", "joyful": "joy", "happy": "joy", "content": "joy",
     "surprised": "surprise", "nostalgic": "memory", "sentimental": "memory",
 }
 _GOOD_FAMILIES = frozenset({"pride", "warm", "excited", "joy", "surprise", "memory", "glad", "impressed", "kind"})

@@ -1,5 +1,7 @@
 """The composed reply's parts: the restatement check, the turned sentence and the closing bank."""
 
+import re
+
 import pytest
 
 from e3rg_core.types import RiskAssessment
@@ -364,3 +366,44 @@ def test_an_answer_to_whats_yours_is_said_back_without_mine():
     assert composer.echoed("mine's autumn. conkers, jumpers, no wasps") == "Autumn, conkers, jumpers, no wasps."
     assert composer.echoed("Mine is my nan's dumplings. nobody makes them like her") == (
         "Your nan's dumplings, nobody makes them like her.")
+
+
+@pytest.mark.parametrize("message, said_back", [
+    ("Five years today since Mum died.", "Five years today since your mum died."),
+    ("I rang Dad last night and he didn't pick up.", "You rang your dad last night and he didn't pick up."),
+    ("My mum and dad are splitting up.", "Your mum and dad are splitting up."),  # one "your" for both
+    ("the ambulance took four hours to come for my 90-year-old dad",
+     "The ambulance took four hours to come for your 90-year-old dad."),
+    ("Her dad rang me.", "Her dad rang you."),  # someone else's dad stays theirs
+])
+def test_a_parent_named_bare_is_said_back_as_theirs(message, said_back):
+    assert (composer.flipped(message) or composer.echoed(message)) == said_back
+
+
+def test_a_parent_in_a_quotation_is_left_as_it_was_said():
+    assert composer.owned_kin("You called your boss 'mum' in a meeting.") == "You called your boss 'mum' in a meeting."
+
+
+@pytest.mark.parametrize("message, ahead", [
+    ("Flying tomorrow for the first time in eleven years.", True),
+    ("My parents are flying in for the defence in May.", True),
+    ("We're going to Japan next week!", True),
+    ("I got the job! I start next month.", False),  # something done: how it went may be asked
+    ("First time in a month I've eaten a proper meal.", False),
+    ("Our baby took her first steps tonight!", False),
+])
+def test_something_still_to_come_is_told_apart_from_something_done(message, ahead):
+    assert composer.ahead(message) is ahead
+
+
+def test_joy_about_something_to_come_is_not_asked_how_it_went():
+    message = "Flying tomorrow for the first time in eleven years."
+    for group in ("good", "glad", "surprise", "impressed", "pride"):
+        lines = {composer.closing(group, message, seed=seed) for seed in range(40)}
+        assert not any(re.search(r"\b(?:did|was|celebrating)\b", line.lower()) for line in lines), (group, lines)
+    assert "What are you most looking forward to?" in {composer.closing("good", message, seed=s) for s in range(40)}
+
+
+def test_a_kindness_is_met_as_one_not_as_a_celebration():
+    lines = {composer.closing("warm", f"The lady next door brought me soup, day {i}.") for i in range(40)}
+    assert lines <= set(composer.CLOSINGS["glad"])

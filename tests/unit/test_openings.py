@@ -111,8 +111,8 @@ def test_openings_vary_by_message_and_never_repeat_the_previous_reply():
 def test_no_cheerful_opening_right_after_bad_news_in_the_conversation():
     earlier = ["My grandmother passed away last night."]
     text = "I keep reaching for my phone to call her on Sunday like always."
-    assert fam(text, "faithful", "happy") == "warm"
-    assert openings.family(text, label="faithful", coarse="happy", risk=NONE, confidence=0.9, earlier=earlier) is None
+    assert fam(text, "grateful", "happy") == "warm"
+    assert openings.family(text, label="grateful", coarse="happy", risk=NONE, confidence=0.9, earlier=earlier) is None
     assert openings.family(text, label="sad", coarse="sad", risk=NONE, confidence=0.9, earlier=earlier) == "loss"
 
 
@@ -278,3 +278,13 @@ def test_a_wrong_put_right_gets_no_opening_from_the_conversations_anger():
     # the anger belonged to the rent increase before it: neither "That's so unfair." nor cheer
     assert fam("He replied and said he'd made a mistake, the increase starts in March now.", "angry", "angry") is None
     assert fam("He replied and said it stands, the increase starts next month.", "angry", "angry") == "unfair"
+
+
+@pytest.mark.parametrize("label", ["caring", "trusting", "faithful", "prepared"])
+def test_a_stance_towards_someone_is_no_news_to_open_on(label):
+    assert fam("She just texted me 'please just come, nothing else matters'.", label, "happy") is None
+    assert fam("I've started writing everything down, dates and who said what.", label, "happy") is None
+
+
+def test_hope_is_met_gladly_not_as_excitement():
+    assert fam("Week 3 update: I put my own socks on this morning.", "hopeful", "happy") == "glad"
