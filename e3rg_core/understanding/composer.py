@@ -573,10 +573,10 @@ _AHEAD = re.compile(r"\b(?:tomorrow|next (?:week|month|year|weekend|term|time|\w
 _DONE_ALREADY = re.compile(r"\b(?:was|were|had|did|got|went|came|made|took|gave|said|told|found|won|lost|left|saw|ran|"
                            r"met|bought|brought|thought|felt|heard|sent|kept|held|wrote|broke|fell|ate|drank|"
                            r"(?!(?:excited|tired|scared|worried|married|engaged|pleased|thrilled|interested|bored|"
-                           r"stressed|relieved|delighted|terrified|prepared|organised|organized|booked|need)\b)[a-z]{3,}ed)\b")
-_ASKS_HOW_IT_WENT = re.compile(r"\b(?:did|was|were|celebrating)\b")
+                           r"stressed|relieved|delighted|terrified|prepared|organised|organized|booked)\b)[a-z]{3,}ed)\b")
+_HOW_IT_WENT = re.compile(r"\b(?:did|was|were|celebrating|paid off|earned)\b")  # closings about something done
 _LOOKING_AHEAD = ("What are you most looking forward to?", "That's something to look forward to.")
-_CHEERFUL_GROUPS = frozenset({"good", "glad", "surprise", "impressed"})
+_CHEERFUL_GROUPS = frozenset({"good", "glad", "surprise", "impressed", "pride"})
 
 
 def ahead(user_text: str) -> bool:
@@ -600,9 +600,8 @@ def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: 
         return "I'll be rooting for you."  # "thanks, I'll let you know how it goes"
     options = CLOSINGS[group]
     if ahead(user_text):
-        options = tuple(line for line in options if not _ASKS_HOW_IT_WENT.search(canonical(line))) or options
-        if group in _CHEERFUL_GROUPS:
-            options += _LOOKING_AHEAD
+        kept = tuple(line for line in options if not _HOW_IT_WENT.search(canonical(line)))
+        options = (kept + _LOOKING_AHEAD if group in _CHEERFUL_GROUPS else kept) or options
     if not any(_LOST.search(canonical(line)) for line in (*earlier[-3:], user_text)):
         options = tuple(line for line in options if line not in _AFTER_A_LOSS) or options
     start = int.from_bytes(hashlib.sha256(f"{seed}\2{user_text}".encode("utf-8", "replace")).digest()[:4], "big")
