@@ -565,15 +565,19 @@ _LOST = re.compile(r"\b(?:died|dead|death|passed away|passed on|funeral|lost (?:
 # years", "My parents are flying in for the defence in May"): no closing that asks how it went ("How did it
 # feel?"), and joy looks forward. A message that also tells of something done ("I got the job! I start next
 # month") keeps them: the deed is what it asks about.
-_AHEAD = re.compile(r"\b(?:tomorrow|next (?:week|month|year|weekend|term|time|\w+day)|(?:on|this) (?:mon|tues|wednes|"
-                    r"thurs|fri|satur|sun)day|in (?:january|february|march|april|june|july|august|september|october|"
-                    r"november|december|may(?= *(?:[.,;!?]|$)))|(?<!time )(?<!first )in (?:a (?:week|month|fortnight|year)|"
-                    r"(?:two|three|four|five|six|a few|\d+) (?:days|weeks|months))|going to|gonna|about to|can't wait|cannot wait|coming up|looking forward|"
+_AHEAD = re.compile(r"\b(?:tomorrow|next (?:week|month|year|weekend|term|time|\w+day)|"
+                    r"(?:on|this) (?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+                    r"in (?:january|february|march|april|june|july|august|september|october|november|december|"
+                    r"may(?= *(?:[.,;!?]|$)))|"
+                    r"(?<!time )(?<!first )in (?:a (?:week|month|fortnight|year)|"
+                    r"(?:two|three|four|five|six|a few|\d+) (?:days|weeks|months))|"
+                    r"going to|gonna|about to|can't wait|cannot wait|coming up|looking forward|"
                     r"(?:i|we|he|she|they)(?:'ll| will))\b")
-_DONE_ALREADY = re.compile(r"\b(?:was|were|had|did|got|went|came|made|took|gave|said|told|found|won|lost|left|saw|ran|"
-                           r"met|bought|brought|thought|felt|heard|sent|kept|held|wrote|broke|fell|ate|drank|"
+_DONE_ALREADY = re.compile(r"\b(?:was|were|had|did|got|went|came|made|took|gave|said|told|found|won|lost|left|saw|"
+                           r"ran|met|bought|brought|thought|felt|heard|sent|kept|held|wrote|broke|fell|ate|drank|"
                            r"(?!(?:excited|tired|scared|worried|married|engaged|pleased|thrilled|interested|bored|"
-                           r"stressed|relieved|delighted|terrified|prepared|organised|organized|booked)\b)[a-z]{3,}ed)\b")
+                           r"stressed|relieved|delighted|terrified|prepared|organised|organized|booked)\b)"
+                           r"[a-z]{3,}ed)\b")
 _HOW_IT_WENT = re.compile(r"\b(?:did|was|were|celebrating|paid off|earned)\b")  # closings about something done
 _LOOKING_AHEAD = ("What are you most looking forward to?", "That's something to look forward to.")
 _CHEERFUL_GROUPS = frozenset({"good", "glad", "surprise", "impressed", "pride"})

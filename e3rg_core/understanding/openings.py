@@ -82,7 +82,8 @@ _FAMILY_OF_LABEL = {
     "contempt": "unfair", "disgusted": "unfair", "embarrassed": "sting", "ashamed": "sting", "guilty": "guilt",
     "disappointed": "letdown", "sad": "loss", "devastated": "loss",
     "proud": "pride", "confident": "pride", "impressed": "impressed", "grateful": "warm",
-    "excited": "excited", "anticipating": "excited", "hopeful": "glad", "joyful": "joy", "happy": "joy", "content": "joy",
+    "excited": "excited", "anticipating": "excited", "hopeful": "glad", "joyful": "joy", "happy": "joy",
+    "content": "joy",
     "surprised": "surprise", "nostalgic": "memory", "sentimental": "memory",
 }
 _GOOD_FAMILIES = frozenset({"pride", "warm", "excited", "joy", "surprise", "memory", "glad", "impressed", "kind"})

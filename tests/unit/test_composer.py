@@ -400,7 +400,8 @@ def test_joy_about_something_to_come_is_not_asked_how_it_went():
     message = "Flying tomorrow for the first time in eleven years."
     for group in ("good", "glad", "surprise", "impressed", "pride"):
         lines = {composer.closing(group, message, seed=seed) for seed in range(40)}
-        assert not any(re.search(r"\b(?:did|was|celebrating|paid off|earned)\b", line.lower()) for line in lines), (group, lines)
+        done = [line for line in lines if re.search(r"\b(?:did|was|celebrating|paid off|earned)\b", line.lower())]
+        assert not done, (group, lines)
     assert "What are you most looking forward to?" in {composer.closing("good", message, seed=s) for s in range(40)}
 
 
