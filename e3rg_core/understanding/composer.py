@@ -589,6 +589,59 @@ def ahead(user_text: str) -> bool:
     return _AHEAD.search(text) is not None and _DONE_ALREADY.search(text) is None
 
 
+# Asking whether an ordinary feeling is all right ("Is it normal to feel numb more than sad?", "Am I wrong to
+# be annoyed?", "am i overreacting??"): a caring listener says it is, in the person's own words, before anything
+# else. Only feelings a listener can always stand behind: a question about something done or to do ("Am I
+# being unreasonable if I ask for a meeting?", "Is it okay to keep that from my dad?") is the model's to answer,
+# and so is a feeling a listener should ask about, not wave through ("empty", "like a burden").
+_FEELINGS = (r"(?:guilty|numb|sad|sadder|angry|annoyed|jealous|hurt|upset|nervous|anxious|relieved|lonely|"
+             r"homesick|embarrassed|happy|excited|disappointed|bitter|resentful|scared|afraid|frustrated|confused|"
+             r"emotional|grumpy|irritated|overwhelmed|heartbroken|sentimental|nostalgic|proud|weepy|teary|cross)")
+_FELT = (r"(?:(?:still|so|this|really|a bit|a little|kind of|more|less) )*(?:feel|be|get|feeling|being|getting) "
+         r"(?:(?:so|this|really|a bit|a little|kind of|more|less|still|quite) )*" + _FEELINGS +
+         r"(?: (?:more than|than|and|or|but not) " + _FEELINGS + r")?"
+         r"(?: (?:(?:about|at|with|by) (?:it|that|this|him|her|them|everything)|all the time|"
+         r"sometimes|still|now|again|already|for (?:\w+ ){0,8}?\w+|(?:about|at|of|towards|over|after|with) (?:a|an|the|my|our|his|her|their|this|that) (?:\w+ )?\w+))?")
+_CRY = r"(?:still )?cry(?:ing)?(?: (?:at|on|in|over|about|after) (?:\w+ ){0,4}?\w+)?"
+_IS_IT = re.compile(r"(?:^|[.!?,]\s*)(?:do you think |would you say )?(?:is it|is that|it's|it is) "
+                    r"(?P<judge>normal|weird|okay|ok|wrong|bad|silly|stupid|dumb|strange|selfish|crazy) "
+                    r"(?:(?P<to>to) (?P<act>" + _FELT + "|" + _CRY + r")|(?P<that>that|if) i (?P<felt>"
+                    + _FELT.replace("(?:feel|be|get|feeling|being|getting)", "(?:feel|am|get)")
+                    + "|" + _CRY.replace("cry(?:ing)?", "cry") + r"))\s*\?*$")
+_AM_I = re.compile(r"(?:^|[.!?,]\s*)am i (?P<judge>wrong|overreacting|being (?:petty|unreasonable|silly|stupid|"
+                   r"dramatic|oversensitive|too sensitive|ridiculous|a baby)|petty|silly|crazy|mad|too sensitive)"
+                   r"(?: (?P<act>(?:to|for) " + _FELT + r"))?\s*\?*$")
+# Harm to someone, or the body, in the message: no feeling in it is waved through ("Is it normal to feel happy
+# when he gets hurt?"), and whether a body's state is normal is no listener's to say ("numb after the surgery").
+_NOT_TO_REASSURE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|hurt(?:ing)? (?:him|her|them|someone|people|"
+                              r"myself|you)|gets? hurt|revenge|beat\w* (?:him|her|them|up)|jab|vaccin\w*|pills?|"
+                              r"tablets?|meds|medication|dose|chemo|surgery|operation|injection|symptoms?|pain|arm|"
+                              r"legs?|hands?|feet|foot|face|chest|head|stomach|scan|side effects?|flu|covid|virus|"
+                              r"fever|period|pregnan\w*)\b")
+_NORMAL = {"normal": "It's completely normal", "okay": "It's completely okay", "ok": "It's completely okay"}
+
+
+def reassured(user_text: str) -> str:
+    """The answer to a question whether an ordinary feeling is all right (``_IS_IT``, ``_AM_I``): that it is,
+    said back in their words ("It's completely normal to feel numb more than sad.", "I don't think you're
+    wrong to be annoyed."), or "" when the message asks no such thing."""
+    text = re.sub(r"\bi'm\b", "i am", spelled_out(canonical(user_text)).strip())
+    if _NOT_TO_REASSURE.search(text):
+        return ""
+    if (am := _AM_I.search(text)) is not None:
+        if am.group("judge") != "overreacting" and am.group("act") is None:
+            return ""  # "am I being unreasonable?" about something done: not a feeling to reassure
+        act = " " + second_person(am.group("act")) if am.group("act") else ""
+        return f"I don't think you're {am.group('judge')}{act}."
+    if (it := _IS_IT.search(text)) is None:
+        return ""
+    judge = it.group("judge")
+    lead = _NORMAL.get(judge, f"It's not {judge} at all")
+    # "that I feel guilty" is said as "to feel guilty": "that you feel guilty" would name their feeling for them
+    act = it.group("act") if it.group("to") else re.sub(r"^am (still )?", r"\1be ", it.group("felt"))
+    return f"{lead} to {second_person(act)}."
+
+
 # A promise to tell the avatar how something to come turns out.
 _WILL_TELL = re.compile(r"\b(?:let you know how|keep you posted|tell you how (?:it|they) (?:goes|go)|update you|"
                         r"report back)\b")

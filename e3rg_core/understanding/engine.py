@@ -368,7 +368,11 @@ class Understander:
         bad_before = openings.bad_news_before(ctx.earlier_user)
         # comfort is still due a turn after bad news ("whatever.")
         screen = replace(ctx, news="bad") if ctx.news == "neutral" and bad_before else ctx
-        if COMPOSE and self.settings.openings and not partial:
+        reassurance = composer.reassured(decided.turn.text) if (
+            COMPOSE and self.settings.openings and ctx.asks and u.risk.level == "none") else ""
+        if reassurance:
+            source = self._reassuring_sentences(decided, ctx, reassurance)
+        elif COMPOSE and self.settings.openings and not partial:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
                                               bad_before=bad_before, news=news, first_clause_words=first_clause_words)
         else:
@@ -492,6 +496,16 @@ class Understander:
             yield composer.closing(group, text, said=" ".join((opening, restated)),
                                    previous_reply=" ".join(listener), seed=self.settings.seed,
                                    earlier=ctx.earlier_user)
+
+    def _reassuring_sentences(self, decided: Decided, ctx: faults.ReplyContext, reassurance: str) -> Iterator[str]:
+        """A question whether an ordinary feeling is all right, answered that it is (``composer.reassured``:
+        "It's completely normal to feel numb more than sad."), and a gentle question about how they are. The
+        model's own answers to these misread who felt what ("It's perfectly normal for children to cry at the
+        school gate." to a parent) or built on facts nobody gave."""
+        yield reassurance
+        listener = [h.text for h in decided.turn.history if h.role == "listener"][-3:]
+        yield composer.closing("feeling", decided.turn.text, said=reassurance, previous_reply=" ".join(listener),
+                               seed=self.settings.seed, earlier=ctx.earlier_user)
 
     @staticmethod
     def _closing_group(decided: Decided, ctx: faults.ReplyContext, *, fam: str | None,

@@ -408,3 +408,33 @@ def test_joy_about_something_to_come_is_not_asked_how_it_went():
 def test_a_kindness_is_met_as_one_not_as_a_celebration():
     lines = {composer.closing("warm", f"The lady next door brought me soup, day {i}.") for i in range(40)}
     assert lines <= set(composer.CLOSINGS["glad"])
+
+
+@pytest.mark.parametrize("message, answer", [
+    ("Do you think it's normal to feel numb more than sad?", "It's completely normal to feel numb more than sad."),
+    ("Is it weird that I feel guilty for never going to lunch with him when he asked?",
+     "It's not weird at all to feel guilty for never going to lunch with him when he asked."),  # not "you feel guilty"
+    ("Is it okay that I'm still angry at him?", "It's completely okay to still be angry at him."),
+    ("My friend keeps cancelling on me. Am I wrong to be annoyed?", "I don't think you're wrong to be annoyed."),
+    ("Am I being petty for being hurt by that?", "I don't think you're being petty for being hurt by that."),
+    ("am i overreacting??", "I don't think you're overreacting."),
+    ("Is it normal to cry at the school gate?", "It's completely normal to cry at the school gate."),
+])
+def test_a_question_whether_a_feeling_is_all_right_is_answered_in_their_words(message, answer):
+    said = composer.reassured(message)
+    assert said == answer
+    assert not faults(said, ReplyContext(message, news="bad", asks=True))
+
+
+@pytest.mark.parametrize("message", [
+    "Am I being unreasonable if I ask for a meeting with the head teacher?",  # something to do, not a feeling
+    "Is it okay to keep that from my dad for now?",
+    "Am I wrong to want to cancel the wedding?",
+    "Is it normal to feel like everyone would be better off without me?",  # to be asked about, never waved through
+    "Is it normal to feel empty all the time?",
+    "Is it normal to feel happy about him getting hurt?",  # harm to someone
+    "Is it normal to feel numb after the surgery?",  # the body's state is no listener's to call normal
+    "What do you think about that?",
+])
+def test_no_reassurance_where_it_is_not_a_listeners_to_give(message):
+    assert composer.reassured(message) == ""

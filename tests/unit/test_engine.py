@@ -610,3 +610,21 @@ def test_with_nothing_to_say_back_the_model_speaks_only_about_what_was_said(mess
     chat.reply = "That kettle never rests. Tea sounds good."
     assert list(engine.reply_sentences(engine.decide(UserTurn(text="Anyway, kettle's on."))))[0] == "That kettle never rests."
 
+
+
+def test_a_question_whether_a_feeling_is_all_right_is_answered_that_it_is():
+    chat = ContinuingChat(label="sad", reply=" it's perfectly normal for children to cry at the school gate.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="Is it normal to cry at the school gate?"))
+    sentences = list(engine.reply_sentences(decided))
+    assert sentences[0] == "It's completely normal to cry at the school gate."
+    assert len(sentences) == 2 and sentences[1] in composer.CLOSINGS["feeling"]
+    assert chat.prefixes == []  # the model is not asked to answer
+
+
+def test_a_question_about_something_done_is_still_the_models_to_answer():
+    chat = ContinuingChat(label="neutral", reply=" it's fair to ask for a meeting.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="Am I being unreasonable if I ask for a meeting with the head teacher?"))
+    sentences = list(engine.reply_sentences(decided))
+    assert chat.prefixes and sentences[0].endswith("it's fair to ask for a meeting.")
