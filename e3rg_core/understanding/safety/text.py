@@ -66,7 +66,9 @@ _SLANG = (
 )
 _SLANG_COMPILED = tuple((re.compile(p), r) for p, r in _SLANG)
 _SPACED = re.compile(r"\b(?:[a-z][\s.\-_*]{1,3}){2,}[a-z]\b")  # k i l l, s.u.i.c.i.d.e, d-i-e
-_MIXED = re.compile(r"[a-z]*[0-9@$!|][a-z0-9@$!|]*[a-z][a-z0-9@$!|]*|[a-z]+[0-9@$][a-z0-9@$]*")
+# Each match starts where a run of letters does (a match inside a run could start at its beginning as well),
+# which keeps a long run without digits from being rescanned from every letter (quadratic time).
+_MIXED = re.compile(r"(?<![a-z])(?:[a-z]*[0-9@$!|][a-z0-9@$!|]*[a-z][a-z0-9@$!|]*|[a-z]+[0-9@$][a-z0-9@$]*)")
 _STARRED = re.compile(r"\b([a-z]+)[*#]+([a-z]+)\b")  # su*cide, k*ll: one hidden letter guessed below
 _STARRED_WORDS = {("su", "cide"): "suicide", ("k", "ll"): "kill", ("d", "e"): "die", ("s", "icide"): "suicide",
                   ("sui", "ide"): "suicide", ("ki", "l"): "kill"}
