@@ -279,18 +279,19 @@ _BARE_NOUN = re.compile(
     r"seriously|sorry|thanks|please|lol|omg|woohoo|yay|ugh|wow|oh|ah|hey|hi|hello|good|bad|great|life|time|work|"
     r"school|uni|college|home|church|class|cost|feel|felt|got|get|went|came|made|had|has|was|is|let|can|will|"
     r"would|could|should|might|must)\b)[a-z]{3,}(?<!ly)(?<!ing)(?<!ed)" + _THEN_VERB, re.IGNORECASE)
+# A parent or grandparent called by name as family do ("since Mum died", "rang Dad").
+_PARENTS = r"mum|mom|mam|mummy|mommy|dad|daddy|grandma|grandpa|gran|granny|nan|nana|nanna|grandad|granddad"
 # A family member, friend or part of oneself named bare, as the person's own ("dad's dementia is getting
 # worse", "Grandma fell again", "mate cancelled again", "knee's swollen"): said back as theirs ("Your
 # dad's dementia...").
-_KIN = (r"(?:mum|mom|mam|mummy|mommy|dad|daddy|grandma|grandpa|gran|granny|nan|nana|nanna|grandad|granddad|mama|"
+_KIN = (r"(?:" + _PARENTS + r"|mama|"
         r"papa|mate|boss|partner|wife|husband|boyfriend|girlfriend|bf|gf|son|daughter|brother|sister|flatmate|"
         r"roommate|bestie|hubby|fiance|fiancee|landlord|landlady|hair|knee|ankle|wrist|hip|shoulder|neck|tooth|skin)"
         r"(?:'s)?")
 _KIN_WORD = re.compile(_KIN)
-# A parent or grandparent called by name as family do ("since Mum died", "rang Dad"): said back to the
-# person as theirs ("since your mum died"), or the avatar would seem to speak of its own mum.
-_PARENT = re.compile(r"\b(mum|mom|mam|mummy|mommy|dad|daddy|grandma|grandpa|gran|granny|nan|nana|nanna|grandad|"
-                     r"granddad)\b", re.IGNORECASE)
+# A parent named bare is said back to the person as theirs ("since your mum died"), or the avatar would seem to
+# speak of its own mum.
+_PARENT = re.compile(r"\b(" + _PARENTS + r")\b", re.IGNORECASE)
 _OWNERS = {"my", "your", "his", "her", "their", "our", "a", "an", "the", "whose", "this", "that", "every", "any"}
 
 
@@ -597,17 +598,26 @@ def ahead(user_text: str) -> bool:
 _FEELINGS = (r"(?:guilty|numb|sad|sadder|angry|annoyed|jealous|hurt|upset|nervous|anxious|relieved|lonely|"
              r"homesick|embarrassed|happy|excited|disappointed|bitter|resentful|scared|afraid|frustrated|confused|"
              r"emotional|grumpy|irritated|overwhelmed|heartbroken|sentimental|nostalgic|proud|weepy|teary|cross)")
-_FELT = (r"(?:(?:still|so|this|really|a bit|a little|kind of|more|less) )*(?:feel|be|get|feeling|being|getting) "
-         r"(?:(?:so|this|really|a bit|a little|kind of|more|less|still|quite) )*" + _FEELINGS +
-         r"(?: (?:more than|than|and|or|but not) " + _FEELINGS + r")?"
-         r"(?: (?:(?:about|at|with|by) (?:it|that|this|him|her|them|everything)|all the time|"
-         r"sometimes|still|now|again|already|for (?:\w+ ){0,8}?\w+|(?:about|at|of|towards|over|after|with) (?:a|an|the|my|our|his|her|their|this|that) (?:\w+ )?\w+))?")
-_CRY = r"(?:still )?cry(?:ing)?(?: (?:at|on|in|over|about|after) (?:\w+ ){0,4}?\w+)?"
+def _felt(verb: str) -> str:
+    """A feeling had (``verb``: "feel", "be"...), as the questions say it: "(still) feel (so) guilty (about it)"."""
+    return (r"(?:(?:still|so|this|really|a bit|a little|kind of|more|less) )*" + verb + " "
+            r"(?:(?:so|this|really|a bit|a little|kind of|more|less|still|quite) )*" + _FEELINGS +
+            r"(?: (?:more than|than|and|or|but not) " + _FEELINGS + r")?"
+            r"(?: (?:(?:about|at|with|by) (?:it|that|this|him|her|them|everything)|all the time|"
+            r"sometimes|still|now|again|already|for (?:\w+ ){0,8}?\w+|"
+            r"(?:about|at|of|towards|over|after|with) (?:a|an|the|my|our|his|her|their|this|that) (?:\w+ )?\w+))?")
+
+
+def _cry(verb: str) -> str:
+    """Crying (``verb``: "cry" or "cry(?:ing)?"), as the questions say it: "(still) cry at the school gate"."""
+    return r"(?:still )?" + verb + r"(?: (?:at|on|in|over|about|after) (?:\w+ ){0,4}?\w+)?"
+
+
+_FELT = _felt("(?:feel|be|get|feeling|being|getting)")  # "to feel...", "for being..."
 _IS_IT = re.compile(r"(?:^|[.!?,]\s*)(?:do you think |would you say )?(?:is it|is that|it's|it is) "
                     r"(?P<judge>normal|weird|okay|ok|wrong|bad|silly|stupid|dumb|strange|selfish|crazy) "
-                    r"(?:(?P<to>to) (?P<act>" + _FELT + "|" + _CRY + r")|(?P<that>that|if) i (?P<felt>"
-                    + _FELT.replace("(?:feel|be|get|feeling|being|getting)", "(?:feel|am|get)")
-                    + "|" + _CRY.replace("cry(?:ing)?", "cry") + r"))\s*\?*$")
+                    r"(?:(?P<to>to) (?P<act>" + _FELT + "|" + _cry("cry(?:ing)?") + r")|(?P<that>that|if) i (?P<felt>"
+                    + _felt("(?:feel|am|get)") + "|" + _cry("cry") + r"))\s*\?*$")
 _AM_I = re.compile(r"(?:^|[.!?,]\s*)am i (?P<judge>wrong|overreacting|being (?:petty|unreasonable|silly|stupid|"
                    r"dramatic|oversensitive|too sensitive|ridiculous|a baby)|petty|silly|crazy|mad|too sensitive)"
                    r"(?: (?P<act>(?:to|for) " + _FELT + r"))?\s*\?*$")

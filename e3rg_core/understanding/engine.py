@@ -368,11 +368,11 @@ class Understander:
         bad_before = openings.bad_news_before(ctx.earlier_user)
         # comfort is still due a turn after bad news ("whatever.")
         screen = replace(ctx, news="bad") if ctx.news == "neutral" and bad_before else ctx
-        reassurance = composer.reassured(decided.turn.text) if (
-            COMPOSE and self.settings.openings and ctx.asks and u.risk.level == "none") else ""
+        composed = COMPOSE and self.settings.openings
+        reassurance = composer.reassured(decided.turn.text) if composed and ctx.asks and u.risk.level == "none" else ""
         if reassurance:
             source = self._reassuring_sentences(decided, ctx, reassurance)
-        elif COMPOSE and self.settings.openings and not partial:
+        elif composed and not partial:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
                                               bad_before=bad_before, news=news, first_clause_words=first_clause_words)
         else:
@@ -490,12 +490,7 @@ class Understander:
         if restated:
             yield restated
         if closing:
-            # not a line any of the last three replies ended on: "How are you holding up?" twice in
-            # four turns reads as a script
-            listener = [h.text for h in decided.turn.history if h.role == "listener"][-3:]
-            yield composer.closing(group, text, said=" ".join((opening, restated)),
-                                   previous_reply=" ".join(listener), seed=self.settings.seed,
-                                   earlier=ctx.earlier_user)
+            yield self._closing_line(decided, ctx, group, said=" ".join((opening, restated)))
 
     def _reassuring_sentences(self, decided: Decided, ctx: faults.ReplyContext, reassurance: str) -> Iterator[str]:
         """A question whether an ordinary feeling is all right, answered that it is (``composer.reassured``:
@@ -503,9 +498,14 @@ class Understander:
         model's own answers to these misread who felt what ("It's perfectly normal for children to cry at the
         school gate." to a parent) or built on facts nobody gave."""
         yield reassurance
+        yield self._closing_line(decided, ctx, "feeling", said=reassurance)
+
+    def _closing_line(self, decided: Decided, ctx: faults.ReplyContext, group: str | None, *, said: str) -> str:
+        """The closing (``composer.closing``) of group ``group`` after ``said``: not a line any of the last three
+        replies ended on ("How are you holding up?" twice in four turns reads as a script)."""
         listener = [h.text for h in decided.turn.history if h.role == "listener"][-3:]
-        yield composer.closing("feeling", decided.turn.text, said=reassurance, previous_reply=" ".join(listener),
-                               seed=self.settings.seed, earlier=ctx.earlier_user)
+        return composer.closing(group, decided.turn.text, said=said, previous_reply=" ".join(listener),
+                                seed=self.settings.seed, earlier=ctx.earlier_user)
 
     @staticmethod
     def _closing_group(decided: Decided, ctx: faults.ReplyContext, *, fam: str | None,
