@@ -99,7 +99,14 @@ CHEER_CONFIDENCE = 0.6
 # The news reader's probability of the other kind of news at or above which an opening is not said: on
 # the four dev sets' openings (bench/reports/replies_dev*_pass12.json) 0.7 stopped 9 of the 37 of the
 # wrong kind and 3 of the 234 of the right kind; 0.6 stopped 12 and 8.
+# With the larger reader (1,918 messages) it is sure of good news on 79 of the dev sets' 501 turns (7 of them bad
+# news) and of bad news on 69 (1 good).
 NEWS_VETO = 0.7
+# The reader's probability of bad news at or above which a message the vote met with no opening, and that has no
+# word of good news, gets a gentle one ("Jordan ended things last night. Three years."). On the news messages by
+# three other writers that no rule was written from (bench/data/news_extra.json), with no good word in them,
+# 0.6 rather than 0.7 reaches 48 more bad news, 6 more good and 8 more plain; 0.5 would reach 73, 13 and 23.
+GENTLE_AT = 0.6
 _GLOOMY_FAMILIES = frozenset({"loss", "lonely", "worry", "unfair", "sting", "guilt", "letdown", "hard"})
 
 
@@ -138,10 +145,11 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # "That's a lot of worry to carry." to "It was just my drunk neighbour.": relief is met gladly; an
         # update the reader only leans good on gets no opening
         return "glad" if relieved(user_text) else None
-    if chosen is None and sure == "bad":
+    if chosen is None and news and news.get("bad", 0.0) >= GENTLE_AT:
         # bad news the vote was unsure of, told without a word the lexicon knows ("third interview.
-        # nothing."): a gentle opening, not the model's own first words. The reader sure of bad news was
-        # right on 39 of the dev sets' 47 such messages, and the other 8 were plain news, none good
+        # nothing."): a gentle opening, not the model's own first words. On the dev replay (501 turns, stored
+        # votes) lowering this from 0.7 to 0.6 gave 5 more bad news a gentle opening and 2 plain messages
+        # ("I miss my own pillow more than anything." in hospital), no good news
         return "hard"
     return chosen
 

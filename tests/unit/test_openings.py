@@ -35,6 +35,12 @@ def test_an_opening_of_the_kind_of_news_the_reader_is_sure_the_message_is_not_is
     # bad news the vote was unsure of: a gentle opening when the reader is sure, none when it is not
     assert fam("third interview. nothing.", "neutral", "neutral", news=sure_bad) == "hard"
     assert fam("third interview. nothing.", "neutral", "neutral", news=unsure) is None
+    # a lean to bad news short of sure is enough for a gentle opening (GENTLE_AT), not for a veto
+    leans_bad = {"good": 0.1, "bad": 0.65, "neither": 0.25}
+    assert fam("Jordan ended things last night. Three years.", "neutral", "neutral", news=leans_bad) == "hard"
+    assert fam("Jordan ended things last night. Three years.", "neutral", "neutral",
+               news={"good": 0.1, "bad": 0.55, "neither": 0.35}) is None
+    assert fam("We finally got our photos back from the party!", "joyful", "happy", news=leans_bad) == "joy"
     # neither kind of news sure: the opening stands
     assert fam(kindness, "angry", "angry", news={"good": 0.1, "bad": 0.1, "neither": 0.8}) == "unfair"
 
