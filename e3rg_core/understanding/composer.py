@@ -140,7 +140,11 @@ _LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|an
                       r"inform you)(?: that)?|"
                       r"(?:oh |so )?(?:woo+hoo|yay|fab|fantastic|brilliant|lovely|great|perfect|cheers(?: \w+)?|"
                       r"wonderful|amazing|marvellous|super)(?=,)|"
-                      r"hmm+|(?:yeah|yes|yep|yup|nah|no|nope)(?=,))\b:?[\s,\u2014\u2013-]*",
+                      r"hmm+|(?:yeah|yes|yep|yup|nah|no|nope)(?=,)|"
+                      # what the news is, said after its kind ("Good news is no surgery", "the bad news: they
+                      # cut my hours"): the kind is the listener's to take, not to say back
+                      r"(?:the )?(?:only )?(?:good|bad) news (?:is|was)(?: that)?|"
+                      r"(?:the )?(?:good|bad) news(?=:))\b:?[\s,\u2014\u2013-]*",
                       re.IGNORECASE)
 
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is

@@ -6,13 +6,15 @@ neighbour who mowed the lawn while the person was laid up after an operation was
 answers the message, so before one is said its kind of news is checked against this reader, which
 sees the message alone.
 
-A class-balanced logistic regression (``class_head.py``) over all-mpnet-base-v2 embeddings of 660
-messages written for e3rg (``data/news.json``), fitted when the reader is built (under a second; the
-messages' vectors ship in ``data/news_vectors``, written by ``python -m e3rg_core.understanding.news``).
-The message's own vector is the one the emotion voter and the risk detector embedded, so a turn costs
-no more embedding. Alone it is a weak reader (0.60 of the bench's 501 turns right, many of which need
-the conversation to judge); it is used only to stop an opening it is sure is the wrong kind of news
-(``openings.family``; docs/replies.md).
+A class-balanced logistic regression (``class_head.py``) over all-mpnet-base-v2 embeddings of 1,918
+messages written for e3rg (``data/news.json``: 660 single messages, and the person's turns of 320 short
+conversations, each labelled as read in its conversation), fitted when the reader is built (about a
+second; the messages' vectors ship in ``data/news_vectors``, written by ``python -m
+e3rg_core.understanding.news``). The message's own vector is the one the emotion voter and the risk
+detector embedded, so a turn costs no more embedding. Alone it is a weak reader (0.64 of the bench's
+501 turns right, many of which need the conversation to judge); it stops an opening it is sure is the
+wrong kind of news, gives bad news the vote met with no opening a gentle one (``openings.family``), and
+helps the closing fit (docs/replies.md).
 """
 
 from __future__ import annotations

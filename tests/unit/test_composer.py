@@ -107,6 +107,10 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("fab, the boiler's packed in and it's minus two outside", "You said the boiler's packed in and it's minus two outside."),
     ("grandad died in his sleep and I didn't get to say goodbye",
      "Your grandad died in his sleep and you didn't get to say goodbye."),
+    # the kind of news is the listener's to take, not to say back ("Bad news is your insurance...")
+    ("Bad news is my insurance only covers 6 sessions. Figures.", "Your insurance only covers 6 sessions."),
+    ("the good news: my knee doesn't need surgery", "Your knee doesn't need surgery."),
+    ("the worst part is I still have to give back his drill", "The worst part is you still have to give back his drill."),
 ])
 def test_fragments_and_family_named_bare_are_said_back(message, said_back):
     assert composer.flipped(message) == said_back
