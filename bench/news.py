@@ -9,8 +9,10 @@ conversation before them ("i can't stop shaking" after a pass is good news), whi
 not see. The report gives accuracy, the confusion, the turns read as the opposite kind, what the reader
 is sure of (``openings.NEWS_VETO``) and how often that was right, and a 5-fold cross-validation on its own
 messages. It is also measured on ``bench/data/news_extra.json``: messages of the same kind by three
-other writers, which it does not learn from. Only summary figures are written: a held-out set's turns
-stay unread. Writes ``bench/reports/news.json``.
+other writers, which it does not learn from, and on ``bench/data/news_turns_extra.jsonl``: the person's
+turns of 320 short conversations by eight more writers, each labelled as read in its conversation (the
+form of the turns it learnt from since issue 20's sixteenth pass), also not learnt from. Only summary
+figures are written: a held-out set's turns stay unread. Writes ``bench/reports/news.json``.
 """
 
 from __future__ import annotations
@@ -28,16 +30,26 @@ from e3rg_core.understanding.safety.text import canonical
 
 
 EXTRA = ROOT / "bench" / "data" / "news_extra.json"
+EXTRA_TURNS = ROOT / "bench" / "data" / "news_turns_extra.jsonl"
 
 
 def turns(sets: list[str]) -> list[tuple[str, str]]:
     """(message, kind of news) of every turn of the reply sets, neutral read as neither."""
+    return [row for name in sets for row in conversation_turns(ROOT / "bench" / "data" / f"replies_{name}.jsonl")]
+
+
+def conversation_turns(path) -> list[tuple[str, str]]:
+    """(message, kind of news) of every turn of a JSON-lines file of conversations, neutral read as neither."""
     rows = []
-    for name in sets:
-        for line in (ROOT / "bench" / "data" / f"replies_{name}.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                rows += [(t["text"], "neither" if t["news"] == "neutral" else t["news"]) for t in json.loads(line)["turns"]]
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rows += [(t["text"], "neither" if t["news"] == "neutral" else t["news"]) for t in json.loads(line)["turns"]]
     return rows
+
+
+def by_kind(rows: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """``rows`` of (message, kind) grouped by kind, as ``read_table`` takes them."""
+    return {kind: [text for text, gold in rows if gold == kind] for kind in NEWS}
 
 
 def read_table(reader: NewsReader, table: dict[str, list[str]]) -> dict:
@@ -82,7 +94,7 @@ def main() -> None:
     encoder = sentence_encoder(MPNET_NAME)
     reader = NewsReader(encoder)
     rows = turns(sets)
-    measured = read_table(reader, {kind: [text for text, gold in rows if gold == kind] for kind in NEWS})
+    measured = read_table(reader, by_kind(rows))
     report = {
         "machine": machine(),
         "sets": sets,
@@ -96,6 +108,8 @@ def main() -> None:
         "own_cross_validation_accuracy": round(cross_validation(encoder), 3),
         # messages by three other writers, not learnt from (gold kind -> read kind)
         "other_writers": read_table(reader, json.loads(EXTRA.read_text(encoding="utf-8"))),
+        # conversation turns by eight more writers, not learnt from (gold kind -> read kind)
+        "other_writers_turns": read_table(reader, by_kind(conversation_turns(EXTRA_TURNS))),
     }
     print(json.dumps({k: v for k, v in report.items() if k != "machine"}, indent=1))
     write_report("news", report)

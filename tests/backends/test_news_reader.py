@@ -41,3 +41,14 @@ def test_the_other_writers_messages_it_is_measured_on_are_none_of_its_own():
     theirs = [t.strip().lower() for kind in NEWS for t in extra[kind]]
     assert all(len(extra[kind]) >= 300 for kind in NEWS) and len(theirs) == len(set(theirs))
     assert not own.intersection(theirs)
+
+
+def test_the_conversation_turns_it_is_measured_on_are_none_of_its_own():
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "data" / "news_turns_extra.jsonl"
+    turns = [t for line in path.read_text("utf-8").splitlines() if line.strip() for t in json.loads(line)["turns"]]
+    own = {t.strip().lower() for texts in load_news().values() for t in texts}
+    assert len(turns) >= 1000 and {t["news"] for t in turns} == {"good", "bad", "neutral"}
+    assert not own.intersection(t["text"].strip().lower() for t in turns)
