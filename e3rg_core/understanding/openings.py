@@ -102,8 +102,8 @@ CHEER_CONFIDENCE = 0.6
 # With the larger reader (1,918 messages) it is sure of good news on 79 of the dev sets' 501 turns (7 of them bad
 # news) and of bad news on 69 (1 good).
 NEWS_VETO = 0.7
-# The reader's probability of bad news at or above which a message the vote met with no opening, and that has no
-# word of good news, gets a gentle one ("Jordan ended things last night. Three years."). On the news messages by
+# The reader's probability of bad news at or above which a message the vote met with no opening gets a gentle one
+# ("Jordan ended things last night. Three years."; good news in its own words gets a glad one first). On the news messages by
 # three other writers that no rule was written from (bench/data/news_extra.json), with no good word in them,
 # 0.6 rather than 0.7 reaches 48 more bad news, 6 more good and 8 more plain; 0.5 would reach 73, 13 and 23.
 GENTLE_AT = 0.6
