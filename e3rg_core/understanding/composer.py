@@ -602,6 +602,8 @@ def ahead(user_text: str) -> bool:
 _FEELINGS = (r"(?:guilty|numb|sad|sadder|angry|annoyed|jealous|hurt|upset|nervous|anxious|relieved|lonely|"
              r"homesick|embarrassed|happy|excited|disappointed|bitter|resentful|scared|afraid|frustrated|confused|"
              r"emotional|grumpy|irritated|overwhelmed|heartbroken|sentimental|nostalgic|proud|weepy|teary|cross)")
+
+
 def _felt(verb: str) -> str:
     """A feeling had (``verb``: "feel", "be"...), as the questions say it: "(still) feel (so) guilty (about it)"."""
     return (r"(?:(?:still|so|this|really|a bit|a little|kind of|more|less) )*" + verb + " "

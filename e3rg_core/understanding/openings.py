@@ -102,10 +102,11 @@ CHEER_CONFIDENCE = 0.6
 # With the larger reader (1,918 messages) it is sure of good news on 79 of the dev sets' 501 turns (7 of them bad
 # news) and of bad news on 69 (1 good).
 NEWS_VETO = 0.7
-# The reader's probability of bad news at or above which a message the vote met with no opening gets a gentle one
-# ("Jordan ended things last night. Three years."; good news in its own words gets a glad one first). On the news messages by
-# three other writers that no rule was written from (bench/data/news_extra.json), with no good word in them,
-# 0.6 rather than 0.7 reaches 48 more bad news, 6 more good and 8 more plain; 0.5 would reach 73, 13 and 23.
+# The reader's probability of bad news at or above which a message the vote met with no opening gets a gentle
+# one ("Jordan ended things last night. Three years."; good news in its own words gets a glad one first). On
+# the news messages by three other writers that no rule was written from (bench/data/news_extra.json), with no
+# good word in them, 0.6 rather than 0.7 reaches 48 more bad news, 6 more good and 8 more plain; 0.5 would
+# reach 73, 13 and 23.
 GENTLE_AT = 0.6
 _GLOOMY_FAMILIES = frozenset({"loss", "lonely", "worry", "unfair", "sting", "guilt", "letdown", "hard"})
 
@@ -145,7 +146,7 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # "That's a lot of worry to carry." to "It was just my drunk neighbour.": relief is met gladly; an
         # update the reader only leans good on gets no opening
         return "glad" if relieved(user_text) else None
-    if chosen is None and news and news.get("bad", 0.0) >= GENTLE_AT:
+    if chosen is None and sure_news(news, at=GENTLE_AT) == "bad":
         # bad news the vote was unsure of, told without a word the lexicon knows ("third interview.
         # nothing."): a gentle opening, not the model's own first words. On the dev replay (501 turns, stored
         # votes) lowering this from 0.7 to 0.6 gave 5 more bad news a gentle opening and 2 plain messages
@@ -154,9 +155,9 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     return chosen
 
 
-def sure_news(news: Mapping[str, float] | None) -> str | None:
-    """The kind of news ("good" or "bad") the news reader is sure of (``NEWS_VETO``), else None."""
-    return next((kind for kind in ("good", "bad") if news and news.get(kind, 0.0) >= NEWS_VETO), None)
+def sure_news(news: Mapping[str, float] | None, at: float = NEWS_VETO) -> str | None:
+    """The kind of news ("good" or "bad") the news reader gives ``at`` or more (sure: ``NEWS_VETO``), else None."""
+    return next((kind for kind in ("good", "bad") if news and news.get(kind, 0.0) >= at), None)
 
 
 def leans_good(news: Mapping[str, float] | None) -> bool:
