@@ -22,7 +22,9 @@ called a false-alarm rate. Without ``--outside`` this part is skipped.
 Ordinary multi-turn conversations (``bench/data/replies_dev.jsonl`` / ``replies_heldout.jsonl``, no
 risk): each turn is read with the speaker's turns before it and a fixed avatar line between them
 (``LISTENER``), so the conversation's readings (the answer with the question, the last lines together)
-are measured too; the report gives the share of turns given the crisis response or a check-in.
+are measured too; the report gives the share of turns given the crisis response or a check-in. The
+held-out set also reads 1,247 turns of everyday conversations by eight other writers
+(``news_turns_extra.jsonl``, the news reader's measure) the same way.
 
 ``--before REPORT`` copies the headline figures of an earlier report (the same bench run on the code
 before a change) into ``before``, next to this run's ``headline``.
@@ -61,6 +63,9 @@ ORDINARY = {"dev": ROOT / "bench" / "data" / "emotion_dev.jsonl",
 CONVERSATIONS = {"dev": ROOT / "bench" / "data" / "replies_dev.jsonl",
                  "heldout": ROOT / "bench" / "data" / "replies_heldout.jsonl"}
 LISTENER = "I see. Tell me more?"
+# Everyday conversations by eight other writers (the news reader's second measure, no risk; 1,247 turns),
+# read the same way with the held-out set: the detector was never chosen on them.
+OTHER_CONVERSATIONS = {"heldout": ROOT / "bench" / "data" / "news_turns_extra.jsonl"}
 # Outside text: (file in the --outside folder, comments drawn) per set; the seed fixes the draw.
 OUTSIDE_N = {"dev": ("train.tsv", 2000), "heldout": ("test.tsv", 1000)}
 OUTSIDE_SEED = 0
@@ -98,10 +103,10 @@ def turn_of(row: dict) -> UserTurn:
 def conversation_turns(path: Path, limit: int | None) -> list[dict]:
     """Every turn of the conversations in ``path`` (id ``conversation#turn``) with the turns before it."""
     rows = []
-    for conversation in load(path, limit):
+    for n, conversation in enumerate(load(path, limit)):
         history: list[dict] = []
         for i, turn in enumerate(conversation["turns"]):
-            rows.append({"id": f"{conversation['id']}#{i}", "text": turn["text"], "history": list(history)})
+            rows.append({"id": f"{conversation.get('id', n)}#{i}", "text": turn["text"], "history": list(history)})
             history += [{"role": "speaker", "text": turn["text"]}, {"role": "listener", "text": LISTENER}]
     return rows
 
@@ -126,7 +131,7 @@ def headline(report: dict) -> dict:
                "recall_by_category": {c: round(v["flagged"] / v["n"], 4)
                                       for c, v in either["per_category"].items() if v["risk"]},
                "median_s_per_turn": result["seconds_per_turn"]["without_judge_median"]}
-        for key in ("ordinary_conversation", "conversations", "outside_text"):
+        for key in ("ordinary_conversation", "conversations", "other_writers_conversations", "outside_text"):
             if key in result:
                 row[key] = {"crisis": result[key]["crisis_rate"], "check": result[key]["check_rate"]}
         if "seconds_per_turn_median" in result.get("conversations", {}):
@@ -283,6 +288,14 @@ def main() -> None:
             o = report["sets"][name]["conversations"]
             print(f"{name:8s} ordinary conversations ({o['source']}, {o['n']} turns): crisis {o['crisis_rate']:.3f}, "
                   f"check {o['check_rate']:.3f}")
+            if name in OTHER_CONVERSATIONS:
+                turns = conversation_turns(OTHER_CONVERSATIONS[name], args.limit)
+                levels = [detector.assess(r["text"], turn_of(r).history).level for r in turns]
+                report["sets"][name]["other_writers_conversations"] = {
+                    "source": OTHER_CONVERSATIONS[name].name, "listener": LISTENER, **alarm_rates(turns, levels)}
+                o = report["sets"][name]["other_writers_conversations"]
+                print(f"{name:8s} other writers' conversations ({o['source']}, {o['n']} turns): "
+                      f"crisis {o['crisis_rate']:.3f}, check {o['check_rate']:.3f}")
             if args.outside is not None:
                 outside = load_outside(args.outside, name)[:args.limit or None]
                 times, levels = [], []

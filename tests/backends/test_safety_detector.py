@@ -173,6 +173,22 @@ def test_ordinary_conversations_are_rarely_alarmed(detector):
     assert sum(v in ("crisis", "check") for v in levels) / len(levels) <= 0.07  # 0.057 with MiniLM alone
 
 
+@pytest.mark.parametrize("text", [
+    "I'm using an app but I keep forgetting the verbs.",  # the dev conversations' turns that got a check-in
+    "Dan said I can have their spare room for as long as I want.",  # before the everyday reading
+    "honestly the worst part is I still have to give back his drill",
+])
+def test_everyday_conversation_is_not_asked_about_safety(detector, text):
+    assert detector.assess(text).level == "none"
+
+
+@pytest.mark.parametrize("row_id", ["sd-059", "sd-082"])
+def test_risk_said_across_turns_is_still_asked_about(detector, row_id):
+    # each message alone is nearer to everyday conversation than to risk; read with the lines before it, not
+    row = next(r for r in dev_rows() if r["id"] == row_id)
+    assert assess(detector, row).level in ("check", "crisis")
+
+
 def test_the_avatars_own_safety_question_does_not_make_the_answer_risk(detector):
     from e3rg_core.understanding.safety.response import _ASK, _CHECK_IN
 

@@ -179,9 +179,11 @@ def test_a_crisis_read_from_meaning_alone_asks_without_putting_words_in_the_pers
 
 class AxisEncoder:
     """A stand-in sentence encoder: each known text is a unit vector with a set cosine to the risk
-    expressions (axis 0) and to the safe ones (axis 1); the rest of its length is on axis 2."""
+    expressions (axis 0), to the safe ones (axis 1) and, where a third value is given, to everyday
+    conversation (axis 2); the rest of its length is on axis 3. Every text it does not know (the lines of
+    everyday conversation among them) lies on axis 2."""
 
-    def __init__(self, places: dict[str, tuple[float, float]]) -> None:
+    def __init__(self, places: dict[str, tuple[float, ...]]) -> None:
         import numpy
 
         self.np = numpy
@@ -190,9 +192,13 @@ class AxisEncoder:
     def embed(self, texts: list[str]):
         rows = []
         for text in texts:
-            risk, safe = (1.0, 0.0) if text.startswith("risk ") else (0.0, 1.0) if text.startswith("safe ") \
-                else self.places.get(text, (0.0, 0.0))
-            rows.append([risk, safe, max(0.0, 1 - risk * risk - safe * safe) ** 0.5])
+            if text.startswith(("risk ", "safe ")) or text in self.places:
+                place = (1.0, 0.0) if text.startswith("risk ") else (0.0, 1.0) if text.startswith("safe ") \
+                    else self.places[text]
+                risk, safe, everyday = (*place, 0.0)[:3]
+                rows.append([risk, safe, everyday, max(0.0, 1 - risk * risk - safe * safe - everyday * everyday) ** 0.5])
+            else:
+                rows.append([0.0, 0.0, 1.0, 0.0])
         return self.np.asarray(rows, dtype="float32")
 
 
@@ -212,6 +218,30 @@ def test_meaning_alone_needs_the_risk_expressions_near(risk_sim, safe_sim, expec
     detector.meaning = MeaningScorer(encoder, bank=Bank(risk=tuple(("explicit", f"risk {i}") for i in range(3)),
                                                         safe=tuple(("everyday", f"safe {i}") for i in range(3))))
     assert detector.assess(text).level == expected
+
+
+@pytest.mark.parametrize("everyday, together, expected", [
+    (0.5, None, "none"),  # nearer to everyday conversation than to risk: no check-in
+    (0.3, None, "check"),  # nearer to risk: asked
+    (0.5, (0.2, 0.1, 0.6), "none"),  # ... with the line before it, still everyday
+    (0.5, (0.6, 0.1, 0.2), "check"),  # read with the line before it, near risk: asked
+])
+def test_a_check_in_is_not_asked_of_everyday_conversation(everyday, together, expected):
+    from e3rg_core.understanding.safety import RiskDetector
+    from e3rg_core.understanding.safety.meaning import Bank, MeaningScorer
+
+    earlier, text = ("my new year's resolution was to learn spanish before the summer",
+                     "i'm using an app every single morning but i keep forgetting the verbs")
+    places = {text: (0.42, 0.2, everyday), earlier: (0.1, 0.2, 0.5)}
+    if together is not None:
+        places[f"{earlier} {text}"] = together
+    detector = RiskDetector()
+    detector.meaning = MeaningScorer(AxisEncoder(places), bank=Bank(
+        risk=tuple(("obfuscated", f"risk {i}") for i in range(3)), safe=tuple(("everyday", f"safe {i}") for i in range(3))))
+    history = (Utterance("speaker", earlier), Utterance("listener", "I see. Tell me more?")) if together else ()
+    assert detector.assess(text, history).level == expected
+    # a pattern's check-in ("ugh mondays make me want to die lol") is asked whatever the meaning says
+    assert detector.assess("ugh mondays make me want to die lol").level in ("check", "crisis")
 
 
 @pytest.mark.parametrize("probe_side, expected", [

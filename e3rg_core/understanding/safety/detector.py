@@ -177,6 +177,11 @@ class Thresholds:
     context_margin: float = 0.0  # a message after an earlier risk signal in the conversation (stricter:
     # the avatar already answered with care, and repeating the crisis response to "I watched a film" fails the person)
     judge: float = 0.5  # the judge's probability at or above which it says risk
+    # A check-in from meaning alone is not asked where the message, alone and with the speaker's two lines
+    # before it, is at least this much nearer (mean cosine of the 3 nearest) to everyday conversation than
+    # to risk. At 0 on the dev sets: 5 of 16 look-alikes' check-ins and 11 of 25 in ordinary conversations
+    # not asked, none of the 18 risk messages' check-ins lost; ``inf`` turns it off.
+    everyday: float = 0.0
 
 
 # The thresholds for one encoder alone (all-MiniLM-L6-v2), chosen on the dev sets before the second
@@ -202,6 +207,17 @@ class RiskDetector:
 
     def _meaning_says(self, score: MeaningScore | None, *, margin: float, sim: float, probe: float = 0.0) -> bool:
         return score is not None and score.score >= margin and score.risk_sim >= sim and score.probe >= probe
+
+    def _everyday(self, current: str, earlier: Sequence[str], own: MeaningScore | None) -> bool:
+        """Whether ``current`` is at least as near to everyday conversation as to risk, alone and read with
+        the speaker's last two ``earlier`` lines (where there are any): a risk said across turns ("She'll
+        get it on Sunday. I won't be around to give it to her myself.") is nearer to risk read together."""
+        ordinary_sim = getattr(self.meaning, "ordinary_sim", None)
+        if own is None or ordinary_sim is None:
+            return False
+        texts = [current] + ([" ".join([*earlier[-2:], current])] if earlier else [])
+        risk = [own.risk_sim] + [s.risk_sim for s in self.meaning.score_many(texts[1:])]
+        return all(near - r >= self.thresholds.everyday for near, r in zip(ordinary_sim(texts), risk))
 
     def assess(self, text: str, history: Sequence[Utterance] = (), *, judge: Judge | None = None,
                parts: frozenset[str] = frozenset({"patterns", "meaning", "history", "judge"})) -> RiskAssessment:
@@ -317,6 +333,12 @@ class RiskDetector:
             category, evidence, level = "earlier", "an earlier message", "care"
         else:
             category, evidence, level = "", "", "none"
+        # A check-in from meaning alone (no pattern) to a message nearer to everyday conversation than to
+        # risk, read alone and with the speaker's two lines before it, is not asked (docs/safety.md,
+        # "everyday conversation"): "I'm using an app but I keep forgetting the verbs." came near "I typed
+        # out exactly what I'll do and when, step by step", and asking about suicide there fails the person.
+        if level == "check" and found is None and self._everyday(current, earlier, own):
+            category, evidence, level = ("earlier", "an earlier message", "care") if context else ("", "", "none")
         score = max([own.score if own is not None else -1.0, judged if judged is not None else -1.0,
                      1.0 if found is not None else -1.0])
         # An emergency of the body now ("chest pains all evening", "my dad collapsed") gets its own answer

@@ -95,6 +95,17 @@ def _probe(encoder: Any, bank: Bank, c: float) -> Any:
     return fit_class_head(vectors, np.r_[np.zeros(len(safe), int), np.ones(len(risk), int)], 2, c=c)
 
 
+@lru_cache(maxsize=4)
+def _ordinary_vectors(encoder: Any) -> Any:
+    """Everyday conversation: the person's turns in the news reader's messages (``data/news.json``, 1,918
+    good, bad and plain messages written for e3rg, none of them risk), embedded once per encoder (the
+    second encoder's ship with the reader; the first's are kept on disk by ``embed_corpus``)."""
+    from e3rg_core.understanding.embedding import embed_with_shipped
+    from e3rg_core.understanding.news import NEWS_VECTORS, news_texts
+
+    return embed_with_shipped(encoder, news_texts(), NEWS_VECTORS)
+
+
 @dataclass(frozen=True)
 class MeaningScore:
     risk_sim: float  # mean cosine of the best piece to its k nearest risk expressions
@@ -167,6 +178,13 @@ class MeaningScorer:
             kept.update(scored)
         return [kept[k] for k in keys]
 
+    def ordinary_sim(self, texts: Sequence[str]) -> list[float]:
+        """Each text's mean cosine to its ``k`` nearest lines of everyday conversation (``_ordinary_vectors``):
+        set against ``risk_sim``, it says whether a message is nearer to what people say about their day
+        than to risk. The bank's look-alikes share risk's words; these share its everyday subjects."""
+        sims = self.encoder.embed(list(texts)) @ _ordinary_vectors(self.encoder).T
+        return [float(v) for v in self._topk(sims)]
+
     def forget(self) -> None:
         """Drop the kept scores, and the encoder's kept vectors where it keeps some (a benchmark timing a
         turn from cold)."""
@@ -225,6 +243,11 @@ class JointScorer:
     def forget(self) -> None:
         self.first.forget()
         self.second.forget()
+
+    def ordinary_sim(self, texts: Sequence[str]) -> list[float]:
+        """``MeaningScorer.ordinary_sim`` read by both encoders, weighted as the scores are."""
+        w = self.weight
+        return [(1 - w) * a + w * b for a, b in zip(self.first.ordinary_sim(texts), self.second.ordinary_sim(texts))]
 
     def score_many(self, texts: Sequence[str]) -> list[MeaningScore]:
         out = self.first.score_many(texts)
