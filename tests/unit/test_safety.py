@@ -157,7 +157,7 @@ def test_crisis_response_speaks_to_what_was_named():
     assert specific("I bought a rope today") == "the rope"
     assert specific("I stopped my insulin on purpose") == "stopping your insulin"
     assert specific("I wrote letters to everyone") == "the letters you've written"
-    self_harm = RiskAssessment(level="crisis", category="self_harm")
+    self_harm = RiskAssessment(level="crisis", category="self_harm", sources=("patterns",))
     said = crisis_sentences("I cut again last night", self_harm)
     assert "hurt" in said[0].lower() and "?" in said[1]
     answers = {crisis_sentences(f"I can't do this anymore {i}", RiskAssessment(level="crisis"))[0] for i in range(10)}
@@ -168,6 +168,11 @@ def test_a_crisis_read_from_meaning_alone_asks_without_putting_words_in_the_pers
     guessed = RiskAssessment(level="crisis", category="self_harm", sources=("meaning",))
     said = crisis_sentences("I keep thinking everyone would manage fine if I just wasn't around", guessed)
     assert "hurting yourself" not in said[0] and "?" in said[1] and DEFAULT_RESOURCES in said
+    # ... nor from a word of self-harm in another sense (dev4: a budget cut read as self-harm by meaning)
+    budget = crisis_sentences("I've already cut the gym and the streaming stuff. there's not much left to cut", guessed)
+    assert "hurting yourself" not in budget[0] and "?" in budget[1]
+    assert "hurt" in crisis_sentences("I cut again last night", RiskAssessment(
+        level="crisis", category="self_harm", sources=("patterns",)))[0].lower()  # the patterns read it: said back
     named = crisis_sentences("I've been counting the tablets in the drawer", RiskAssessment(
         level="crisis", category="plan_means", sources=("meaning",)))
     assert "the pills" in named[0]  # what the message itself names is still spoken to

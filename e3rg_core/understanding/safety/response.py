@@ -182,7 +182,9 @@ def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAUL
     echo = "" if means else reflect(text)
     if echo:
         opening = (_ECHO_TENTATIVE if guessed else _ECHO)[pick % 2].format(echo=echo)
-    elif guessed and not means:
+    elif guessed and (not means or category == "self_harm"):
+        # a word of self-harm read by meaning alone ("there's not much left to cut" of a budget) is no
+        # sign the person hurts themself: the opening asks, and the question after it names it
         opening = _TENTATIVE[pick % len(_TENTATIVE)]
     outright = risk.category in ("explicit", "obfuscated") and bool(_OUTRIGHT.search(canonical(text)))
     ask = (_ASK_SELF_HARM if category == "self_harm" else _ASK_EXPLICIT if outright else _ASK)[(pick // 3) % 2]
