@@ -147,6 +147,8 @@ class MeaningScorer:
         self._np = encoder.np
         self._risk, self._safe = _bank_vectors(encoder, self.bank)
         self._probe = _probe(encoder, self.bank, probe_c)
+        # read now, not at the first check-in: a first start embeds them (seconds with MiniLM, kept on disk)
+        self._ordinary = _ordinary_vectors(encoder)
         # A conversation's earlier lines are read again at every turn: their scores are kept (a text's
         # score depends on nothing else), so a turn embeds only what is new.
         self._kept: OrderedDict[tuple[str, str], MeaningScore] = OrderedDict()
@@ -182,7 +184,7 @@ class MeaningScorer:
         """Each text's mean cosine to its ``k`` nearest lines of everyday conversation (``_ordinary_vectors``):
         set against ``risk_sim``, it says whether a message is nearer to what people say about their day
         than to risk. The bank's look-alikes share risk's words; these share its everyday subjects."""
-        sims = self.encoder.embed(list(texts)) @ _ordinary_vectors(self.encoder).T
+        sims = self.encoder.embed(list(texts)) @ self._ordinary.T
         return [float(v) for v in self._topk(sims)]
 
     def forget(self) -> None:
