@@ -179,7 +179,7 @@ class Thresholds:
     judge: float = 0.5  # the judge's probability at or above which it says risk
     # A check-in from meaning alone is not asked where the message, alone and with the speaker's two lines
     # before it, is at least this much nearer (mean cosine of the 3 nearest) to everyday conversation than
-    # to risk. At 0 on the dev sets: 5 of 16 look-alikes' check-ins and 11 of 25 in ordinary conversations
+    # to risk. At 0 on the dev sets: 4 of 16 look-alikes' check-ins and 11 of 25 in ordinary conversations
     # not asked, none of the 18 risk messages' check-ins lost; ``inf`` turns it off.
     everyday: float = 0.0
 
