@@ -1,5 +1,7 @@
 """The MPNet vectors that ship with the package cover what a start would otherwise embed (minutes on one
-core): a bank or prototype changed without ``python -m e3rg_core.understanding.safety.meaning`` fails here."""
+core): a bank or prototype changed without ``python -m e3rg_core.understanding.safety.meaning`` fails here.
+The news reader's messages ship for MiniLM too (``python -m e3rg_core.understanding.news all-minilm-l6-v2``):
+the risk detector reads them as everyday conversation with both encoders."""
 
 import numpy
 
@@ -9,8 +11,8 @@ from e3rg_core.understanding.news import NEWS_VECTORS, news_texts
 from e3rg_core.understanding.safety.meaning import bank_texts, load_bank
 
 
-def _covers(folder: str, texts: list[str]) -> None:
-    shipped = shipped_vectors(folder, MPNET_NAME)
+def _covers(folder: str, texts: list[str], model: str = MPNET_NAME) -> None:
+    shipped = shipped_vectors(folder, model)
     missing = [t for t in dict.fromkeys(texts) if t not in shipped]
     assert not missing, f"{len(missing)} texts lack shipped vectors in data/{folder}, e.g. {missing[:3]}"
     norms = numpy.linalg.norm(numpy.stack([shipped[t] for t in texts[:200]]), axis=1)
@@ -27,6 +29,7 @@ def test_the_risk_bank_ships_as_vectors():
 
 def test_the_news_readers_messages_ship_as_vectors():
     _covers(NEWS_VECTORS, news_texts())
+    _covers(NEWS_VECTORS, news_texts(), "all-minilm-l6-v2")  # the risk detector's everyday conversation
 
 
 def test_a_model_without_shipped_vectors_has_none():

@@ -98,8 +98,8 @@ def _probe(encoder: Any, bank: Bank, c: float) -> Any:
 @lru_cache(maxsize=4)
 def _ordinary_vectors(encoder: Any) -> Any:
     """Everyday conversation: the person's turns in the news reader's messages (``data/news.json``, 1,918
-    good, bad and plain messages written for e3rg, none of them risk), embedded once per encoder (the
-    second encoder's ship with the reader; the first's are kept on disk by ``embed_corpus``)."""
+    good, bad and plain messages written for e3rg, none of them risk): their vectors ship for both encoders
+    (``data/news_vectors``; ``python -m e3rg_core.understanding.news all-minilm-l6-v2`` writes MiniLM's)."""
     from e3rg_core.understanding.embedding import embed_with_shipped
     from e3rg_core.understanding.news import NEWS_VECTORS, news_texts
 
@@ -147,7 +147,7 @@ class MeaningScorer:
         self._np = encoder.np
         self._risk, self._safe = _bank_vectors(encoder, self.bank)
         self._probe = _probe(encoder, self.bank, probe_c)
-        # read now, not at the first check-in: a first start embeds them (seconds with MiniLM, kept on disk)
+        # read now, not at the first check-in (shipped; another model embeds them here, kept on disk)
         self._ordinary = _ordinary_vectors(encoder)
         # A conversation's earlier lines are read again at every turn: their scores are kept (a text's
         # score depends on nothing else), so a turn embeds only what is new.
