@@ -5,8 +5,8 @@ the risk detector reads them as everyday conversation with both encoders."""
 
 import numpy
 
-from e3rg_core.understanding.embedding import (EMOTION_VECTORS, MPNET_NAME, RISK_VECTORS, prototype_texts,
-                                               shipped_vectors)
+from e3rg_core.understanding.embedding import (EMBEDDED_NAME, EMOTION_VECTORS, MPNET_NAME, RISK_VECTORS,
+                                               prototype_texts, shipped_vectors)
 from e3rg_core.understanding.news import NEWS_VECTORS, news_texts
 from e3rg_core.understanding.safety.meaning import bank_texts, load_bank
 
@@ -29,7 +29,7 @@ def test_the_risk_bank_ships_as_vectors():
 
 def test_the_news_readers_messages_ship_as_vectors():
     _covers(NEWS_VECTORS, news_texts())
-    _covers(NEWS_VECTORS, news_texts(), "all-minilm-l6-v2")  # the risk detector's everyday conversation
+    _covers(NEWS_VECTORS, news_texts(), EMBEDDED_NAME)  # the risk detector's everyday conversation
 
 
 def test_a_model_without_shipped_vectors_has_none():

@@ -212,12 +212,10 @@ class RiskDetector:
         """Whether ``current`` is at least as near to everyday conversation as to risk, alone and read with
         the speaker's last two ``earlier`` lines (where there are any): a risk said across turns ("She'll
         get it on Sunday. I won't be around to give it to her myself.") is nearer to risk read together."""
-        ordinary_sim = getattr(self.meaning, "ordinary_sim", None)
-        if own is None or ordinary_sim is None:
+        if own is None or self.meaning is None:
             return False
-        texts = [current] + ([" ".join([*earlier[-2:], current])] if earlier else [])
-        risk = [own.risk_sim] + [s.risk_sim for s in self.meaning.score_many(texts[1:])]
-        return all(near - r >= self.thresholds.everyday for near, r in zip(ordinary_sim(texts), risk))
+        readings = [own, *self.meaning.score_many([" ".join([*earlier[-2:], current])] if earlier else [])]
+        return all(s.ordinary_sim - s.risk_sim >= self.thresholds.everyday for s in readings)
 
     def assess(self, text: str, history: Sequence[Utterance] = (), *, judge: Judge | None = None,
                parts: frozenset[str] = frozenset({"patterns", "meaning", "history", "judge"})) -> RiskAssessment:

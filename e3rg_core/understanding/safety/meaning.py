@@ -115,6 +115,10 @@ class MeaningScore:
     piece: str  # the piece of the message that scored highest
     probe: float = 0.0  # the linear probe's probability of risk (0..1), the whole and that piece averaged
     logit: float = 0.0  # the probe's log-odds of risk, averaged the same way
+    # the whole text's mean cosine to its k nearest lines of everyday conversation (``_ordinary_vectors``):
+    # set against ``risk_sim``, whether a message is nearer to what people say about their day than to risk
+    # (the bank's look-alikes share risk's words; these share its everyday subjects)
+    ordinary_sim: float = 0.0
 
     @property
     def margin(self) -> float:
@@ -180,13 +184,6 @@ class MeaningScorer:
             kept.update(scored)
         return [kept[k] for k in keys]
 
-    def ordinary_sim(self, texts: Sequence[str]) -> list[float]:
-        """Each text's mean cosine to its ``k`` nearest lines of everyday conversation (``_ordinary_vectors``):
-        set against ``risk_sim``, it says whether a message is nearer to what people say about their day
-        than to risk. The bank's look-alikes share risk's words; these share its everyday subjects."""
-        sims = self.encoder.embed(list(texts)) @ self._ordinary.T
-        return [float(v) for v in self._topk(sims)]
-
     def forget(self) -> None:
         """Drop the kept scores, and the encoder's kept vectors where it keeps some (a benchmark timing a
         turn from cold)."""
@@ -204,6 +201,7 @@ class MeaningScorer:
         vectors = self.encoder.embed(flat)
         risk_sims = vectors @ self._risk.T
         risk, safe = self._topk(risk_sims), self._topk(vectors @ self._safe.T)
+        ordinary = self._topk(vectors @ self._ordinary.T)
         log_probs = self._probe.log_probs(vectors)
         probe, logit = np.exp(log_probs[:, 1]), log_probs[:, 1] - log_probs[:, 0]
         out = []
@@ -215,7 +213,8 @@ class MeaningScorer:
             nearest = int(np.argmax(risk_sims[best]))
             category, expression = self.bank.risk[nearest]
             out.append(MeaningScore(float(risk_sim), float(safe_sim), category, expression, flat[best],
-                                    float((probe[start] + probe[best]) / 2), float((logit[start] + logit[best]) / 2)))
+                                    float((probe[start] + probe[best]) / 2), float((logit[start] + logit[best]) / 2),
+                                    float(ordinary[start])))
         return out
 
 
@@ -246,11 +245,6 @@ class JointScorer:
         self.first.forget()
         self.second.forget()
 
-    def ordinary_sim(self, texts: Sequence[str]) -> list[float]:
-        """``MeaningScorer.ordinary_sim`` read by both encoders, weighted as the scores are."""
-        w = self.weight
-        return [(1 - w) * a + w * b for a, b in zip(self.first.ordinary_sim(texts), self.second.ordinary_sim(texts))]
-
     def score_many(self, texts: Sequence[str]) -> list[MeaningScore]:
         out = self.first.score_many(texts)
         near = [i for i, s in enumerate(out) if s.score >= self.second_from]
@@ -261,7 +255,7 @@ class JointScorer:
                 a = out[i]
                 out[i] = MeaningScore((1 - w) * a.risk_sim + w * b.risk_sim, (1 - w) * a.safe_sim + w * b.safe_sim,
                                       b.category, b.nearest, b.piece, (1 - w) * a.probe + w * b.probe,
-                                      (1 - w) * a.logit + w * b.logit)
+                                      (1 - w) * a.logit + w * b.logit, (1 - w) * a.ordinary_sim + w * b.ordinary_sim)
         return out
 
 
