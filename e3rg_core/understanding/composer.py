@@ -626,10 +626,24 @@ _IS_IT = re.compile(r"(?:^|[.!?,]\s*)(?:do you think |would you say )?(?:is it|i
                     + _felt("(?:feel|am|get)") + "|" + _cry("cry") + r"))\s*\?*$")
 _AM_I = re.compile(r"(?:^|[.!?,]\s*)am i (?P<judge>wrong|overreacting|being (?:petty|unreasonable|silly|stupid|"
                    r"dramatic|oversensitive|too sensitive|ridiculous|a baby)|petty|silly|crazy|mad|too sensitive)"
-                   r"(?: (?P<act>(?:to|for) " + _FELT + r"))?\s*\?*$")
+                   r"(?: (?P<act>(?:to|for) " + _FELT + r"))?\s*\?*(?=\s*(?:$|[.!?]))")
+# Judges that weigh a feeling, not something done: "am I being silly?" needs no "to feel ..." after it to be
+# reassured ("am I being unreasonable?" or "am I wrong?" alone may be about a deed, the model's to answer).
+_FEELING_JUDGES = frozenset({"overreacting", "being silly", "being dramatic", "being oversensitive",
+                             "being too sensitive", "being ridiculous", "being a baby", "silly", "too sensitive"})
+# The person asking whether a lapse makes them a bad parent, friend or person ("am I a terrible mum",
+# "does that make me a bad friend"): a listener says they are not, unless harm is told in the message or
+# the speaker's two lines before it (``_NOT_TO_REASSURE``).
+_SELF_JUDGED = re.compile(
+    r"(?:^|[.!?,]\s*)(?:am i|does (?:that|this|it) make me|have i been|was i) (?:just |really |such )?(?P<who>an? "
+    r"(?:terrible|bad|awful|horrible|rubbish|crap|useless|selfish|shit|shitty|horrid|failure of an?|lousy) "
+    r"(?:person|parent|mum|mom|mother|dad|father|friend|sister|brother|daughter|son|wife|husband|partner|"
+    r"girlfriend|boyfriend|human(?: being)?|teacher|boss|grandparent|grandma|grandad|aunt|uncle|owner|"
+    r"flatmate|housemate|colleague))\s*\?*(?=\s*(?:$|[.!?]))")
 # Harm to someone, or the body, in the message: no feeling in it is waved through ("Is it normal to feel happy
 # when he gets hurt?"), and whether a body's state is normal is no listener's to say ("numb after the surgery").
-_NOT_TO_REASSURE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|hurt(?:ing)? (?:him|her|them|someone|people|"
+_NOT_TO_REASSURE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|slap\w*|smack\w*|kick\w*|shov\w*|"
+                              r"abus\w*|neglect\w*|hurt(?:ing)? (?:him|her|them|someone|people|"
                               r"myself|you)|gets? hurt|revenge|beat\w* (?:him|her|them|up)|jab|vaccin\w*|pills?|"
                               r"tablets?|meds|medication|dose|chemo|surgery|operation|injection|symptoms?|pain|arm|"
                               r"legs?|hands?|feet|foot|face|chest|head|stomach|scan|side effects?|flu|covid|virus|"
@@ -637,15 +651,21 @@ _NOT_TO_REASSURE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|hurt(
 _NORMAL = {"normal": "It's completely normal", "okay": "It's completely okay", "ok": "It's completely okay"}
 
 
-def reassured(user_text: str) -> str:
+def reassured(user_text: str, earlier: Sequence[str] = ()) -> str:
     """The answer to a question whether an ordinary feeling is all right (``_IS_IT``, ``_AM_I``): that it is,
     said back in their words ("It's completely normal to feel numb more than sad.", "I don't think you're
-    wrong to be annoyed."), or "" when the message asks no such thing."""
+    wrong to be annoyed."), or to one whether a lapse makes them a bad person (``_SELF_JUDGED``: "I don't
+    think you're a terrible parent."); "" when the message asks no such thing. ``earlier`` (the speaker's
+    lines before, oldest first): harm told in the last two rules out reassurance as harm in the message does."""
     text = re.sub(r"\bi'm\b", "i am", spelled_out(canonical(user_text)).strip())
     if _NOT_TO_REASSURE.search(text):
         return ""
+    if (judged := _SELF_JUDGED.search(text)) is not None:
+        if any(_NOT_TO_REASSURE.search(canonical(line)) for line in list(earlier)[-2:]):
+            return ""
+        return f"I don't think you're {judged.group('who')}."
     if (am := _AM_I.search(text)) is not None:
-        if am.group("judge") != "overreacting" and am.group("act") is None:
+        if am.group("judge") not in _FEELING_JUDGES and am.group("act") is None:
             return ""  # "am I being unreasonable?" about something done: not a feeling to reassure
         act = " " + second_person(am.group("act")) if am.group("act") else ""
         return f"I don't think you're {am.group('judge')}{act}."

@@ -43,7 +43,7 @@ _SOOTHE = {"happy": "happy", "surprised": "surprised", "sad": "sad", "fear": "sa
 HISTORY_CHARS = 600  # per earlier utterance in the prompt
 # Faults that leave a written sentence out of the reply (the rest of the reply still stands).
 SCREENED_FAULTS = ("advice_or_blame", "agreement_opener", "emotion_label", "third_person", "assistant_speak",
-                   "speaker_voice", "invented", "repeated_opener")
+                   "speaker_voice", "judged", "invented", "repeated_opener")
 # A reply is composed (opening, restatement, closing: ``composer``) rather than written whole by the
 # model; a question to the avatar is still answered in the model's words. ``bench/replies.py --free``
 # turns it off to measure the step.
@@ -369,9 +369,11 @@ class Understander:
         # comfort is still due a turn after bad news ("whatever.")
         screen = replace(ctx, news="bad") if ctx.news == "neutral" and bad_before else ctx
         composed = COMPOSE and self.settings.openings
-        reassurance = composer.reassured(decided.turn.text) if composed and ctx.asks and u.risk.level == "none" else ""
+        # with a check-in the reassurance is said before it, without the closing ("am I a terrible parent?")
+        reassurance = composer.reassured(decided.turn.text, ctx.earlier_user) if (
+            composed and ctx.asks and (u.risk.level == "none" or check_in)) else ""
         if reassurance:
-            source = self._reassuring_sentences(decided, ctx, reassurance)
+            source = self._reassuring_sentences(decided, ctx, reassurance, closing=not check_in)
         elif composed and not partial:
             source = self._composed_sentences(decided, ctx, fam=fam, opening=opening, closing=not check_in,
                                               bad_before=bad_before, news=news, first_clause_words=first_clause_words)
@@ -492,13 +494,15 @@ class Understander:
         if closing:
             yield self._closing_line(decided, ctx, group, said=" ".join((opening, restated)))
 
-    def _reassuring_sentences(self, decided: Decided, ctx: faults.ReplyContext, reassurance: str) -> Iterator[str]:
+    def _reassuring_sentences(self, decided: Decided, ctx: faults.ReplyContext, reassurance: str, *,
+                              closing: bool = True) -> Iterator[str]:
         """A question whether an ordinary feeling is all right, answered that it is (``composer.reassured``:
         "It's completely normal to feel numb more than sad."), and a gentle question about how they are. The
         model's own answers to these misread who felt what ("It's perfectly normal for children to cry at the
         school gate." to a parent) or built on facts nobody gave."""
         yield reassurance
-        yield self._closing_line(decided, ctx, "feeling", said=reassurance)
+        if closing:
+            yield self._closing_line(decided, ctx, "feeling", said=reassurance)
 
     def _closing_line(self, decided: Decided, ctx: faults.ReplyContext, group: str | None, *, said: str) -> str:
         """The closing (``composer.closing``) of group ``group`` after ``said``: not a line any of the last three

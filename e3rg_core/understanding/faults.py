@@ -187,7 +187,47 @@ def speaker_voice(reply: str, ctx: ReplyContext) -> bool:
         if first_person and re.search(r"\bmy\b", said) and any(
                 re.search(rf"\bmy (?:\w+ )?{re.escape(w)}\b", sentence) for w in theirs):
             return True  # "my son", "my little girl" said back as the avatar's own
+        if ctx.asks and (asked := _ABOUT_ME.search(_lower(ctx.user_text))) is not None:
+            # "am I a terrible parent" answered "I think I'm a terrible parent": the question's words as the avatar's own
+            quality = {w for w in _WORD.findall(asked.group(1)) if w not in _STOP and len(w) > 2}
+            if quality and _I_AM.search(sentence) and quality <= set(_WORD.findall(sentence)):
+                return True
     return False
+
+
+# A question about the person themself ("am I a terrible parent", "was I wrong"), and the avatar saying it of itself.
+_ABOUT_ME = re.compile(r"\b(?:am i|was i|have i been|do i look|does (?:that|this|it) make me) ([^.!?]{2,60})")
+_I_AM = re.compile(r"\b(?:i'?m|i am|i was|i'?ve been|i look|makes me)\b")
+# A question whether a feeling or the person is all right ("is it normal to...", "am I being petty", "was I
+# wrong", "does that make me a bad friend"), and an answer that judges against them: "it's not normal to feel
+# angry", "you're being petty", "yes, you are".
+VALIDATION_QUESTION = re.compile(
+    r"\b(?:is (?:it|that|this) (?:\w+ )?(?:normal|weird|okay|ok|wrong|bad|silly|stupid|dumb|strange|selfish|crazy|"
+    r"petty|unreasonable|too much|terrible|awful|mean|rude)|am i\b|was i (?:wrong|being|too|out of line|a\b|an\b)|"
+    r"does (?:that|this|it) make me|would (?:that|it) be (?:weird|bad|wrong|petty|rude|selfish|mean|too much)|"
+    r"will i (?:just )?(?:look|seem|come across))")
+JUDGED = re.compile(
+    r"\b(?:(?:it'?s|it is|it would be|that would be) not (?:normal|okay|ok|healthy|appropriate|acceptable) "
+    r"(?:to|for you|that you|if you)\b|"
+    r"(?:it'?s|it is|it would be|that would be) (?:a (?:bit|little) )?(?:weird|strange|wrong|selfish|petty|silly|"
+    r"stupid|dumb|unreasonable|rude|mean|crazy|bad) (?:to|for you|that you|if you)\b|"
+    r"yes,? you (?:are|were|do|will|would)\b|"
+    r"you(?:'re| are| were|'ll| will| would| might| may| could)(?: well)? (?:being |look(?:ing)? |seem |"
+    r"come across as |be seen as |be )?(?:a (?:bit|little) )?(?:petty|unreasonable|selfish|wrong|overreacting|"
+    r"dramatic|silly|stupid|crazy|rude|mean|(?:an? )?(?:terrible|bad|awful|horrible|selfish|rubbish|useless) \w+)|"
+    r"you shouldn'?t (?:feel|be (?:so )?(?:upset|angry|sad|annoyed|jealous|hurt)))")
+# ... unless the verdict is denied ("I don't think you're being petty", "not that you're wrong").
+_DENIED = re.compile(r"(?:n'?t|not|never|no one would say|nobody would say)(?: \w+){0,3} $")
+
+
+def judged(reply: str, ctx: ReplyContext) -> bool:
+    """An answer to a question whether a feeling or the person is all right ("is it normal to feel angry at
+    pregnant women on instagram" after a miscarriage, "am I being petty?") that judges against them ("it's
+    not normal to feel angry...", "you're being petty"): a listener does not give that verdict."""
+    if not ctx.asks or VALIDATION_QUESTION.search(_lower(ctx.user_text)) is None:
+        return False
+    said = _lower(reply)
+    return any(not _DENIED.search(said[max(0, m.start() - 30):m.start()]) for m in JUDGED.finditer(said))
 
 
 def invented(reply: str, ctx: ReplyContext) -> bool:
@@ -312,6 +352,7 @@ DETECTORS: dict[str, Callable[[str, ReplyContext], bool]] = {
     "third_person": third_person,
     "assistant_speak": assistant_speak,
     "speaker_voice": speaker_voice,
+    "judged": judged,
     "invented": invented,
     "repeated_opener": repeated_opener,
     "unanswered": unanswered,

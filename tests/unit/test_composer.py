@@ -423,6 +423,9 @@ def test_a_kindness_is_met_as_one_not_as_a_celebration():
     ("Am I being petty for being hurt by that?", "I don't think you're being petty for being hurt by that."),
     ("am i overreacting??", "I don't think you're overreacting."),
     ("Is it normal to cry at the school gate?", "It's completely normal to cry at the school gate."),
+    ("am I being silly? I just want to hold her", "I don't think you're being silly."),  # a feeling judged
+    ("I forgot her birthday. Am I a terrible friend?", "I don't think you're a terrible friend."),
+    ("does that make me a bad mum", "I don't think you're a bad mum."),
 ])
 def test_a_question_whether_a_feeling_is_all_right_is_answered_in_their_words(message, answer):
     said = composer.reassured(message)
@@ -439,6 +442,15 @@ def test_a_question_whether_a_feeling_is_all_right_is_answered_in_their_words(me
     "Is it normal to feel happy about him getting hurt?",  # harm to someone
     "Is it normal to feel numb after the surgery?",  # the body's state is no listener's to call normal
     "What do you think about that?",
+    "Am I overreacting if I tell him to leave?",  # something to do
+    "I hit him. Am I a bad person?",
+    "I slapped my son today. Am I a terrible parent?",
 ])
 def test_no_reassurance_where_it_is_not_a_listeners_to_give(message):
     assert composer.reassured(message) == ""
+
+
+def test_no_reassurance_of_a_person_who_told_of_harm_just_before():
+    assert composer.reassured("am I a terrible parent", ["I smacked him this morning.", "he cried for an hour"]) == ""
+    assert composer.reassured("am I a terrible parent", ["I shouted at him this morning."]) == (
+        "I don't think you're a terrible parent.")

@@ -91,6 +91,37 @@ def test_fitting_replies_have_no_fault(reply, ctx):
     assert faults(reply, ctx) == ()
 
 
+@pytest.mark.parametrize("question, reply", [
+    ("is it normal to feel angry at pregnant women on instagram",
+     "Honestly, I'd say it's not normal to feel angry at pregnant women on Instagram."),
+    ("Is it rude to call the council about it?", "Honestly, I'd say it's rude to call the council about it."),
+    ("Am I being petty for being hurt by that?", "Yes, you are being a bit petty."),
+    ("should I say something to my manager or will I just look petty", "You might look petty if you say something."),
+    ("was I wrong to leave early?", "I think it's wrong to leave early without telling anyone."),
+])
+def test_an_answer_that_judges_against_the_person_is_a_fault(question, reply):
+    assert DETECTORS["judged"](reply, ReplyContext(question, news="bad", asks=True))
+
+
+@pytest.mark.parametrize("question, reply", [
+    ("Am I being petty for being hurt by that?", "I don't think you're being petty for being hurt by that."),
+    ("Is it weird that I feel guilty?", "It's not weird at all to feel guilty."),
+    ("Am I being unreasonable if I ask for a meeting?", "I think it's not unreasonable to ask for a meeting."),
+    ("was I wrong to leave early?", "Ugh, that's not okay. They should have told you."),  # of what was done to them
+    ("what should I cook tonight?", "It's not okay to skip dinner."),  # no question whether they are all right
+])
+def test_an_answer_that_does_not_judge_against_the_person_is_no_fault(question, reply):
+    assert not DETECTORS["judged"](reply, ReplyContext(question, news="bad", asks=True))
+
+
+def test_the_persons_question_about_themself_answered_as_the_avatars_own_is_their_voice():
+    asked = ReplyContext("am I a terrible parent", news="bad", asks=True)
+    assert DETECTORS["speaker_voice"]("I think I'm a terrible parent.", asked)
+    assert not DETECTORS["speaker_voice"]("I don't think you're a terrible parent.", asked)
+    assert not DETECTORS["speaker_voice"]("I'd say I was a bit nervous too.", ReplyContext(
+        "was I too nervous in the interview?", asks=True))
+
+
 def test_an_answer_may_repeat_the_words_of_the_question():
     asked = ReplyContext("Do herbs grow well in pots?", asks=True)
     assert not DETECTORS["speaker_voice"]("Herbs grow well in pots, yes.", asked)
