@@ -557,7 +557,7 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
               "What's on your mind about it?"),
 }
 # a kindness or a thank-you is met as one ("That must mean a lot."), not with "How are you celebrating?"
-_GROUP = {"pride": "pride", "warm": "glad", "excited": "good", "joy": "good", "surprise": "surprise",
+_GROUP = {"fed_up": "unfair", "pride": "pride", "warm": "glad", "excited": "good", "joy": "good", "surprise": "surprise",
           "impressed": "impressed", "glad": "glad", "kind": "glad"}
 # Said only where someone or something was lost ("That leaves such a gap." to a diagnosis reads as if
 # they had died).

@@ -29,6 +29,9 @@ BANK: dict[str, tuple[str, ...]] = {
               "Oh, that sounds so stressful.", "That's frightening."),
     "unfair": ("That's really unfair.", "Ugh, that's not okay.", "No wonder you're upset.",
                "That sounds so frustrating.", "That's so unfair."),
+    # Good words said in sarcasm ("oh brilliant, train cancelled AGAIN", "10 working days. brilliant"): the
+    # person is fed up, and neither glad nor afraid.
+    "fed_up": ("That sounds so frustrating.", "Ugh, how maddening.", "Oh, that's so frustrating."),
     "sting": ("Oh no, that must have stung.", "Oof, that sounds so awkward.", "Oh, that's a horrible feeling."),
     "guilt": ("That sounds like it's weighing on you.", "It sounds like that's sitting heavily with you."),
     "letdown": ("Oh, that's so disappointing.", "That's such a letdown.", "Oh no, what a letdown."),
@@ -86,6 +89,34 @@ _FAMILY_OF_LABEL = {
     "content": "joy",
     "surprised": "surprise", "nostalgic": "memory", "sentimental": "memory",
 }
+# Sarcasm: good words said of something that went badly, in the turns chat gives them: "oh great" opening
+# a sentence, stock phrases ("just what I needed", "so convenient", "cool cool cool"), and, where the rest of
+# the message has a bad word and no good one, a good word or "wow" alone ending it without "!". Written for
+# e3rg from the dev conversations; on the other writers' 1,247 conversation turns
+# (bench/data/news_turns_extra.jsonl, read only to measure) it finds 7 turns, all bad news.
+_SARCASM = re.compile(
+    r"(?:^|[.!?,]\s*)oh (?:great|brilliant|fantastic|wonderful|perfect|joy|lovely|marvellous|super|good|fun)\b|"
+    r"\b(?:just what i (?:needed|wanted)|love that for me|cool cool cool|so convenient|living the dream|lucky me|"
+    r"fun times|what fun|how (?:nice|lovely|kind|thoughtful) of (?:him|her|them)|thanks for nothing|great,? just great|"
+    r"because that'?s (?:exactly )?what i needed|as if i (?:didn'?t|don'?t) have enough|the joys? of)\b")
+_SARCASTIC_END = re.compile(r"(?:^|[.,]\s+|\s)(?:great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|cool|"
+                            r"fun|awesome|amazing|wow)\.*\s*$")
+# Families that fit what sarcasm tells; any other (a glad, a worried or no opening) becomes "fed_up".
+_BORNE_SARCASTICALLY = frozenset({"unfair", "letdown", "hard", "sting", "guilt", "loss", "lonely", "fed_up"})
+
+
+def sarcastic(user_text: str) -> bool:
+    """The message says in sarcasm that something went badly (``_SARCASM``): "oh brilliant, train cancelled AGAIN"."""
+    text = canonical(user_text)
+    if _SARCASM.search(text):
+        return True
+    end = _SARCASTIC_END.search(text)
+    if end is None:
+        return False
+    rest = _QUOTED.sub(" ", text[:end.start()])
+    return not _GOOD_WORDS.search(rest) and (_BAD_WORDS.search(rest) is not None or bad_news_words(rest))
+
+
 _GOOD_FAMILIES = frozenset({"pride", "warm", "excited", "joy", "surprise", "memory", "glad", "impressed", "kind"})
 _WORD = re.compile(r"[a-z']+")
 
@@ -108,7 +139,7 @@ NEWS_VETO = 0.7
 # good word in them, 0.6 rather than 0.7 reaches 48 more bad news, 6 more good and 8 more plain; 0.5 would
 # reach 73, 13 and 23.
 GENTLE_AT = 0.6
-_GLOOMY_FAMILIES = frozenset({"loss", "lonely", "worry", "unfair", "sting", "guilt", "letdown", "hard"})
+_GLOOMY_FAMILIES = frozenset({"loss", "lonely", "worry", "unfair", "sting", "guilt", "letdown", "hard", "fed_up"})
 
 
 def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, asks: bool = False,
@@ -139,6 +170,9 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
             return None
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
     chosen, sure = _by_vote_and_words(user_text, fam, confidence, earlier, news), sure_news(news)
+    if sarcastic(user_text):
+        # the vote, the lexicon and the reader all read the good words; the sarcasm says it went badly
+        return chosen if chosen in _BORNE_SARCASTICALLY else "fed_up"
     other = "bad" if chosen in _GOOD_FAMILIES else "good" if chosen in _GLOOMY_FAMILIES else None
     if other and sure == other:
         return None  # "That's so unfair." to a neighbour who mowed the lawn: the vote read the conversation
@@ -267,6 +301,8 @@ _NEGATED = re.compile(r"\b(?:not|never|no|isn't|wasn't|aren't|weren't|don't|didn
 def _told(user_text: str) -> tuple[int, int]:
     """How many of the message's own words say it went well, and how many badly."""
     text = _QUOTED.sub(" ", canonical(user_text))  # 'brilliant initiative', quoted, is someone else's word
+    if sarcastic(user_text):
+        return 0, 1 + len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)  # its good words mean the opposite
     good = bad = 0
     for match in _GOOD_WORDS.finditer(text):
         if _NEGATED.search(text[max(0, match.start() - 20):match.start()]):
@@ -429,7 +465,7 @@ FOLLOW_UPS: dict[str, tuple[str, ...]] = {
     "good": ("Tell me more!", "How did it feel?", "What happened?"),
     "memory": ("Tell me more about it.", "What do you remember most?"),
 }
-_FOLLOW_GROUP = {"unfair": "unfair", "care": "care", "memory": "memory", "thanked": "care",
+_FOLLOW_GROUP = {"unfair": "unfair", "fed_up": "unfair", "care": "care", "memory": "memory", "thanked": "care",
                  **{f: "good" for f in _GOOD_FAMILIES - {"memory"}}}
 
 

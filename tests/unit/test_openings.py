@@ -294,3 +294,26 @@ def test_a_stance_towards_someone_is_no_news_to_open_on(label):
 
 def test_hope_is_met_gladly_not_as_excitement():
     assert fam("Week 3 update: I put my own socks on this morning.", "hopeful", "happy") == "glad"
+
+
+@pytest.mark.parametrize("text", [
+    "oh brilliant, train cancelled AGAIN. love standing on platform 4 in the freezing cold for an hour",
+    "missed the bus and got soaked. great.",
+    "then my manager gave him his drink for free. cool cool cool",
+    "my brother is staying well out of it as usual. he's in Canada, so convenient for him",
+])
+def test_good_words_said_in_sarcasm_get_no_glad_or_worried_opening(text):
+    assert openings.sarcastic(text)
+    assert openings.tone(text) == "bad"
+    for label, coarse in (("joyful", "happy"), ("anticipating", "happy"), ("terrified", "fear"), ("angry", "angry")):
+        chosen = fam(text, label, coarse, news={"good": 0.8, "bad": 0.1, "neither": 0.1})
+        assert chosen in ("fed_up", "unfair")
+        assert not DETECTORS["tone_mismatch"](openings.choose(chosen, text), ReplyContext(text, news="bad"))
+
+
+@pytest.mark.parametrize("text", [
+    "I got the job. thanks everyone!", "That was brilliant!", "My sister came over. Thank you Jess",
+    "Passed my test. Wow!", "Went for a walk by the sea. lovely", "The party was great.",
+])
+def test_good_words_meant_are_not_read_as_sarcasm(text):
+    assert not openings.sarcastic(text)
