@@ -293,6 +293,10 @@ _KIN = (r"(?:" + _PARENTS + r"|mama|"
         r"roommate|bestie|hubby|fiance|fiancee|landlord|landlady|hair|knee|ankle|wrist|hip|shoulder|neck|tooth|skin)"
         r"(?:'s)?")
 _KIN_WORD = re.compile(_KIN)
+# Someone's someone doing something ("Neha's mother has flown in"): the possessive already says whose, so no
+# "the" goes before it as before a thing named bare ("car's broken again" -> "the car's broken again").
+_POSSESSOR = re.compile(r"[a-z]+'s [a-z]+ (?:has|have|had|is|was|were|are|did|does|got|gets|keeps|kept|said|says|"
+                        r"wants|wanted|thinks|thought|[a-z]{2,}ed)\b", re.IGNORECASE)
 # A parent named bare is said back to the person as theirs ("since your mum died"), or the avatar would seem to
 # speak of its own mum.
 _PARENT = re.compile(r"\b(" + _PARENTS + r")\b", re.IGNORECASE)
@@ -377,11 +381,13 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
             continue  # "walked past me in the corridor": who did it is not said, so not "You walked past..."
         if not (has_first_person(first) or whole and lacks_subject(first)):
             about = first[_WHEN.match(first).end():] if _WHEN.match(first) else first
-            if _BARE_NOUN.match(about) and not _NAME_SUBJECT.match(about) and not about.split()[0].isupper():
+            if _BARE_NOUN.match(about) and not _NAME_SUBJECT.match(about) and not about.split()[0].isupper() \
+                    and not _POSSESSOR.match(about):
                 # "results were awful", "bike got nicked": a thing named bare, as chat leaves out "the"
                 first = first[:len(first) - len(about)] + "the " + about[0].lower() + about[1:]
                 about, words = "the " + about[0].lower() + about[1:], first.split()
-            if len(words) >= 4 and (_THIRD_SUBJECT.match(about) or _NAME_SUBJECT.match(about)) and (
+            if len(words) >= 4 and (_THIRD_SUBJECT.match(about) or _NAME_SUBJECT.match(about)
+                                    or _POSSESSOR.match(about)) and (
                     (_VERB.search(first) or _PRESENT_AFTER_SUBJECT.match(about)) and not first.isupper()):
                 third.append(first)
             continue
@@ -611,7 +617,9 @@ def _felt(verb: str) -> str:
             r"(?: (?:more than|than|and|or|but not) " + _FEELINGS + r")?"
             r"(?: (?:(?:about|at|with|by) (?:it|that|this|him|her|them|everything)|all the time|"
             r"sometimes|still|now|again|already|for (?:\w+ ){0,8}?\w+|"
-            r"(?:about|at|of|towards|over|after|with) (?:a|an|the|my|our|his|her|their|this|that) (?:\w+ )?\w+))?")
+            r"(?:about|at|of|towards|over|after|with) (?:a|an|the|my|our|his|her|their|this|that) (?:\w+ )?\w+|"
+            r"(?:at|towards|about|of) (?:\w+ ){0,3}?(?:people|women|men|kids|children|couples|parents|friends|families|"
+            r"everyone|everybody)(?: (?:on|at|in) (?:\w+ )?\w+)?))?")
 
 
 def _cry(verb: str) -> str:
@@ -647,7 +655,7 @@ _NOT_TO_REASSURE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|slap\
                               r"myself|you)|gets? hurt|revenge|beat\w* (?:him|her|them|up)|jab|vaccin\w*|pills?|"
                               r"tablets?|meds|medication|dose|chemo|surgery|operation|injection|symptoms?|pain|arm|"
                               r"legs?|hands?|feet|foot|face|chest|head|stomach|scan|side effects?|flu|covid|virus|"
-                              r"fever|period|pregnan\w*)\b")
+                              r"fever|period|(?:i'?m|i am|being|while|during|my|in|get|got|getting) pregnan\w*|pregnancy)\b")
 _NORMAL = {"normal": "It's completely normal", "okay": "It's completely okay", "ok": "It's completely okay"}
 
 

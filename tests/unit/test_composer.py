@@ -95,6 +95,8 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("results were awful, failed maths and chemistry", "You said the results were awful, failed maths and chemistry."),
     ("turns out it was only a sprain", "You said it was only a sprain."),  # "turns out" is no part of what happened
     ("mate cancelled again. that's four times now", "Your mate cancelled again."),
+    ("Neha's mother has flown in from Delhi", "You said Neha's mother has flown in from Delhi."),  # no "the neha's"
+    ("car's broken again, third time this month", "You said the car's broken again, third time this month."),
     ("diagnosed with type 1 diabetes at 34", "You were diagnosed with type 1 diabetes at 34."),  # done to them
     ("so tired of being the only one who ever cleans in this house",
      "You're tired of being the only one who ever cleans in this house."),  # how they are, "I'm" left out
@@ -426,6 +428,7 @@ def test_a_kindness_is_met_as_one_not_as_a_celebration():
     ("am I being silly? I just want to hold her", "I don't think you're being silly."),  # a feeling judged
     ("I forgot her birthday. Am I a terrible friend?", "I don't think you're a terrible friend."),
     ("does that make me a bad mum", "I don't think you're a bad mum."),
+    ("is it normal to feel jealous of couples at the park", "It's completely normal to feel jealous of couples at the park."),
 ])
 def test_a_question_whether_a_feeling_is_all_right_is_answered_in_their_words(message, answer):
     said = composer.reassured(message)
@@ -445,6 +448,7 @@ def test_a_question_whether_a_feeling_is_all_right_is_answered_in_their_words(me
     "Am I overreacting if I tell him to leave?",  # something to do
     "I hit him. Am I a bad person?",
     "I slapped my son today. Am I a terrible parent?",
+    "Is it normal to feel tired while pregnant?",  # the body's state
 ])
 def test_no_reassurance_where_it_is_not_a_listeners_to_give(message):
     assert composer.reassured(message) == ""
