@@ -84,7 +84,7 @@ def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = ()
         return False
     if _FIRST_PERSON.search(said) or "?" in said or "!" in said or not re.search(r"\byou", said):
         return False
-    reported = said[len(_REPORTED):] if not begins_you and re.match(_REPORTED + r"(?!yes|no)", said) else said
+    reported = said[len(_REPORTED):] if not begins_you and re.match(_REPORTED + _SAID_WHAT, said) else said
     if (begins_you and not said.startswith("you")) or _AWKWARD_START.match(reported) or (
             begins_you and _MODEL_AWKWARD.match(said)):
         return False
@@ -126,7 +126,9 @@ def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
 _QUOTE_SPAN = re.compile(r"(?:^|(?<=\s))['\"]([^\"]+?)(?:['\"](?=[\s,.!?;:]|$)|$)")
 # Sentences that start so are no restatement ("Sorry if you're...", "You know it's dumb..."); "you said
 # yes" is one.
-_AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said(?! (?:yes|no)\b)|"
+_SAID_WHAT = r"(?!(?:yes|no|sorry|goodbye|thanks|thank you)\b)"  # "you said sorry" is what they did, not a report
+_AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said(?! (?:yes|no|sorry|goodbye|thanks|"
+                            r"thank you)\b)|"
                             r"because|cos|ok|okay|yes|no|well|anyway|also)\b")
 # ... and, from the model, a restatement of what the person told or asked (the avatar, as often as not:
 # "You told me..."); the person's own "I told her I'd think about it" turned is what happened.
@@ -152,23 +154,30 @@ _LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|an
 # "..., thank you very much." at the end is no thanks to the avatar.
 _FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*"
                       r"|,\s*thank you very much(?=[\s.!?]*$)", re.IGNORECASE)
-_TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn)$", re.IGNORECASE)
+_TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn|so|and|but|or|like)$", re.IGNORECASE)
 # A hedge that ends a sentence after a comma: said back, it becomes the avatar's doubt ("Just tired, I
 # guess." was "You're tired, you guess.").
 _HEDGE = re.compile(r",\s*i (?:guess|suppose|think|reckon)$", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
 
+_TRAILING_OFF = re.compile(r"\s*(?:\.{2,}|\u2026)\s*(?=[a-z])")
+_QUOTE_PART = re.compile(r"((?:^|(?<=\s))['\"][^'\"]+['\"])")
+
+
 def _sentences(user_text: str) -> list[tuple[str, str]]:
     """The message's sentences, each as written and without the fillers and leading words that are not
     said back."""
     text = " ".join(user_text.replace("\u2019", "'").split())
+    text = _TRAILING_OFF.sub(" ", text)  # "it was... not the same": one sentence, not "it was."
     out = []
     for match in _SENTENCE.finditer(text):
         raw = match.group(0).strip()
         if not raw:
             continue
-        plain = spelled_out(_FILLERS.sub(" ", raw)).strip()
+        # fillers are left out of the person's words, not of a quotation ("it said 'lol no chance'")
+        plain = spelled_out("".join(part if i % 2 else _FILLERS.sub(" ", part)
+                                    for i, part in enumerate(_QUOTE_PART.split(raw)))).strip()
         out.append((raw, _HEDGE.sub("", _LEADING.sub("", plain).rstrip(".!? ,"))))
     return out
 
@@ -184,11 +193,17 @@ _QUESTION = re.compile(
     r"^(?:(?:how|what|wat|wut|why|where|when|who|which)\s+(?:do|does|did|can|could|should|would|will|is|are|was|am|"
     r"has|have|if|much|many|long|often|else)\b|(?:do|does|did|can|could|should|would|will|is|are|am|have|has|"
     r"was|were|shud|shld|cud|wud)\s+(?:i|you|u|we|they|he|she|it|there|anyone|people|someone|kids|this|that)\b|"
+    r"(?:is|are|was|were)\s+(?:a|an|the|my|your|our|his|her|their)\s+\w+\s+(?:too|very|really|ok|okay|normal|bad|"
+    r"weird|enough|still|even|going|gonna|worth|a|an)\b|"
     r"(?:what|wat|how|who|where)(?:'s|s)\s+(?:your|ur|yours|you|u|the best|a good)\b|"
     r"(?:random|quick|serious|dumb|silly|weird|honest) question\b|"
     r"(?:any|got any)\s+(?:tips|ideas|advice|idea|thoughts)\b|which\s+(?:one|ones|of|would|should)\b|"
     r"(?:you|u)\s+(?:ever|think|reckon)\b|ever\s+(?:been|tried|had|seen|done)\b|"
     r"(?:what|how)\s+about\s+(?:you|u)\b|thoughts\W*$)", re.IGNORECASE)
+
+
+_WH_QUESTION = re.compile(r"(?:how|what|why|where|when|who|which)\s+(?:do|does|did|can|could|should|would|will|am|"
+                          r"shall)\s+(?:i|we)\b", re.IGNORECASE)
 
 
 def is_question(sentence: str) -> bool:
@@ -223,8 +238,8 @@ def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
     """The message's sentences in order (each with whether it was a whole sentence); a sentence longer
     than ``max_words`` gives its clauses instead. Questions are passed over."""
     for raw, sentence in _sentences(user_text):
-        if is_question(raw):
-            continue
+        if is_question(raw) or _WH_QUESTION.match(sentence):
+            continue  # "what do I wear." is a question typed with a full stop, not "What do you wear."
         if len(sentence.split()) <= max_words:
             yield sentence, True
             if _PREAMBLE.match(sentence) and "," in sentence:
@@ -348,12 +363,21 @@ def _quotes_kept(sentence: str) -> bool:
         has_first_person(q) or speaks_to_listener(q) for q in inner)
 
 
+_SHOUTED_RUN = re.compile(r"\b[A-Z][A-Z']*(?:[\s,]+[A-Z][A-Z']*)+\b")
+
+
 def unshouted(text: str) -> str:
     """A message written mostly in capitals in sentence case instead ("THEY'LL STILL TAKE ME!!!" -> "They'll
     still take me!!!"): said back in capitals, it would shout. Other messages are returned as they are."""
     letters = [c for c in text if c.isalpha()]
     if len(letters) < 8 or sum(c.isupper() for c in letters) < 0.6 * len(letters):
-        return text
+        # a shouted stretch in a message that is not ("JUST GOT THE CALL. benign!!!"): in lower case, so it is
+        # not said back half in capitals ("You gOT THE CALL."); an acronym alone ("the CEO") keeps its capitals
+        def lowered_run(match: re.Match) -> str:
+            run = match.group(0)
+            return run.lower() if any(len(w) >= 4 for w in re.findall(r"[A-Z']+", run)) else run
+        text = _SHOUTED_RUN.sub(lowered_run, text)
+        return re.sub(r"\bi(?=\b|')", "I", text) if text != text.upper() else text
     lowered = re.sub(r"\bi(?=\b|')", "I", text.lower())
     return re.sub(r"(^\W*|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), lowered)
 

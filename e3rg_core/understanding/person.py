@@ -62,7 +62,7 @@ _NO_SUBJECT = re.compile(
     r"paid|sat|stood|hit|cut|held|caught|brought|thought|taught|built|swam|drank|wore|threw|grew|drew|flew|rode|"
     r"hid|shook|stole|chose|froze|spoke|dug|hung|began|did|waited|stayed|worked|queued|walked|played|watched|"
     r"cooked|baked|cleaned|painted|booked|applied|emailed|texted|rang|phoned|visited|"
-    r"accidentally|literally|actually)\b",
+    r"accidentally|literally|actually|said (?:sorry|yes|no|goodbye|thanks|thank you))\b",
     re.IGNORECASE)
 _PROGRESSIVE = re.compile(r"^(?:thinking|feeling|going|gonna|trying|planning|getting|being|having|doing|working|"
                           r"starting|looking|sitting|lying|stuck)\b", re.IGNORECASE)

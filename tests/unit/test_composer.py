@@ -96,6 +96,14 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("turns out it was only a sprain", "You said it was only a sprain."),  # "turns out" is no part of what happened
     ("mate cancelled again. that's four times now", "Your mate cancelled again."),
     ("Neha's mother has flown in from Delhi", "You said Neha's mother has flown in from Delhi."),  # no "the neha's"
+    ("JUST GOT THE CALL. benign!!! I'm sat in the car crying", "You got the call."),  # not "You gOT THE CALL."
+    ("i tried making it last week and it was... not the same lol",
+     "You tried making it last week and it was not the same."),  # the trailing off is no sentence's end
+    ("got about £400 in savings so. yeah", "You got about £400 in savings."),
+    ("said sorry at the school gate but I don't think it landed",
+     "You said sorry at the school gate but you don't think it landed."),
+    ("it said 'lol no chance' and it was the committee asking for volunteers",
+     "You said it said 'lol no chance' and it was the committee asking for volunteers."),  # a quotation kept whole
     ("car's broken again, third time this month", "You said the car's broken again, third time this month."),
     ("diagnosed with type 1 diabetes at 34", "You were diagnosed with type 1 diabetes at 34."),  # done to them
     ("so tired of being the only one who ever cleans in this house",
@@ -458,3 +466,10 @@ def test_no_reassurance_of_a_person_who_told_of_harm_just_before():
     assert composer.reassured("am I a terrible parent", ["I smacked him this morning.", "he cried for an hour"]) == ""
     assert composer.reassured("am I a terrible parent", ["I shouted at him this morning."]) == (
         "I don't think you're a terrible parent.")
+
+
+def test_a_question_typed_with_a_full_stop_is_not_said_back_as_a_statement():
+    assert composer.flipped("what do I wear. is a blazer too much") == ""
+    assert composer.asks_listener("what do I wear. is a blazer too much")
+    assert composer.asks_listener("is a blazer too much")
+    assert not composer.asks_listener("the blazer is too much.")
