@@ -558,6 +558,9 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
               "No wonder it's on your mind.", "Not knowing is the hardest part."),
     "unfair": ("You didn't deserve that.", "Anyone would be upset.", "How are you feeling about it now?",
                "That's not right at all.", "No wonder it's getting to you."),
+    # frustration that no one is to blame for, or said in sarcasm: nothing about deserving it
+    "fed_up": ("No wonder it's getting to you.", "How are you feeling about it now?", "That would test anyone.",
+               "What a day."),
     "sting": ("Anyone would cringe at that.", "Those moments replay in our heads, don't they?",
               "How are you feeling about it now?", "It happens to more people than you'd think."),
     "guilt": ("It says a lot that you care this much.", "Go easy on yourself.", "What's weighing on you most?"),
@@ -587,7 +590,7 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
               "What's on your mind about it?"),
 }
 # a kindness or a thank-you is met as one ("That must mean a lot."), not with "How are you celebrating?"
-_GROUP = {"fed_up": "unfair", "pride": "pride", "warm": "glad", "excited": "good", "joy": "good", "surprise": "surprise",
+_GROUP = {"pride": "pride", "warm": "glad", "excited": "good", "joy": "good", "surprise": "surprise",
           "impressed": "impressed", "glad": "glad", "kind": "glad"}
 # Said only where someone or something was lost ("That leaves such a gap." to a diagnosis reads as if
 # they had died).

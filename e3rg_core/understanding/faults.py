@@ -42,7 +42,8 @@ GLOOMY = re.compile(
     r"sad)|must be (?:hard|difficult|painful|tough)|sounds (?:hard|difficult|painful|tough|rough)|heartbreaking|"
     r"devastating|condolences|"
     # feeling it as a hurt, a worry or a wrong, not as good news: "That's so unfair." to a neighbour's kindness
-    r"(?:that'?s|how|so|sounds) (?:really |so )?(?:unfair|disappointing|frightening|scary|stressful|frustrating)|"
+    r"(?:that'?s|how|so|sounds) (?:really |so )?(?:unfair|disappointing|frightening|scary|stressful|frustrating|"
+    r"maddening)|"
     r"not okay|what a letdown|such a letdown|(?:really|so) lonely|lonely feeling|no wonder you'?re (?:worried|upset)|"
     r"worry to carry|must have stung|so awkward|horrible feeling|weighing on you|sitting heavily|a lot of pain|"
     r"(?:didn'?t|don'?t) deserve that|anyone would be upset)\b"

@@ -157,7 +157,7 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     if thanks_listener(user_text) and tone(_THANKS.sub(" ", canonical(user_text))) != "bad" \
             and not names_bad_news(user_text):
         return "thanked"
-    fam = _FAMILY_OF_LABEL.get(label)
+    fam = _family_of(label, user_text)
     if asks and not names_bad_news(user_text):
         # a question gets an answer begun for the model (a gentle opening before it lets the model ask
         # back instead of answering: "Oh, that sounds so stressful. What tips can you give me?"); a
@@ -187,6 +187,49 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # ("I miss my own pillow more than anything." in hospital), no good news
         return "hard"
     return chosen
+
+
+# A wrong done to the person by someone ("they laughed at me", "blamed me", "kept my deposit"): what "That's
+# so unfair." and "You didn't deserve that." answer.
+_WRONGED = re.compile(r"\b(?:to|at|on|about|behind) (?:me|us)\b|\b(?:blamed|accused|ignored|fired|sacked|dumped|"
+                      r"ghosted|cheated on|lied to|screamed at|shouted at|yelled at|swore at|laughed at|mocked|called|"
+                      r"stole|took|kept|charged|fined|refused|rejected|excluded|overlooked|humiliated|insulted|"
+                      r"embarrassed|cut|blanked|snubbed|banned)(?: \w+)? (?:me|us|my|our)\b")
+# A mishap of the person's own doing ("I accidentally replied all", "I completely forgot her 40th", "lost my
+# temper with my son"): no one wronged them, so neither "That's so unfair." nor "Anyone would be upset."
+_OWN_MISHAP = re.compile(
+    r"(?:^|[.!?]\s+|\b(?:i|we)\s+(?:\w+\s+){0,2}?)(?:accidentally|forgot|completely forgot|lost my temper|snapped at|"
+    r"shouted at|yelled at|swore at|dropped|spilled|spilt|smashed|dented|scratched|overslept|"
+    r"locked myself|left my|messed up|screwed up|cocked up|replied all|replied to all|deleted|"
+    r"called my \w+ (?:mom|mum|dad|mummy))\b")
+# ... done to someone else, which weighs on the person: guilt, not embarrassment.
+_HURT_SOMEONE = re.compile(r"\b(?:lost my temper|snapped at|shouted at|yelled at|swore at|forgot|completely forgot)\b")
+
+
+def wronged(user_text: str) -> bool:
+    """The message tells of a wrong done to the person by someone (``_WRONGED``)."""
+    return _WRONGED.search(canonical(user_text)) is not None
+
+
+def own_mishap(user_text: str) -> str | None:
+    """"guilt" for a mishap of the person's own that hurt or let down someone, "sting" for any other (an
+    embarrassment), or None when the message tells of none or of a wrong done to them (``_OWN_MISHAP``)."""
+    text = canonical(user_text)
+    if _OWN_MISHAP.search(text) is None or _WRONGED.search(text):
+        return None
+    return "guilt" if _HURT_SOMEONE.search(text) else "sting"
+
+
+def _family_of(label: str, user_text: str) -> str | None:
+    """The vote's family for ``label``, fitted to the message: annoyance that tells of no wrong done to the
+    person is frustration ("fed_up"), not injustice ("my son's school called again" got "Ugh, that's not
+    okay. ... You didn't deserve that."); anger at a mishap of their own is guilt or embarrassment."""
+    fam = _FAMILY_OF_LABEL.get(label)
+    if fam == "unfair" and (mishap := own_mishap(user_text)) is not None:
+        return mishap
+    if label == "annoyed" and not wronged(user_text):
+        return "fed_up"
+    return fam
 
 
 def sure_news(news: Mapping[str, float] | None, at: float = NEWS_VETO) -> str | None:

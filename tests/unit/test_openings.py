@@ -317,3 +317,16 @@ def test_good_words_said_in_sarcasm_get_no_glad_or_worried_opening(text):
 ])
 def test_good_words_meant_are_not_read_as_sarcasm(text):
     assert not openings.sarcastic(text)
+
+
+@pytest.mark.parametrize("text, label, family", [
+    ("They laughed at me when I complained.", "annoyed", "unfair"),  # a wrong done to them
+    ("My landlord kept my entire deposit", "annoyed", "unfair"),
+    ("my son's school called again", "annoyed", "fed_up"),  # annoyance with no one to blame: no "You didn't deserve that."
+    ("flight to Lisbon cancelled 45 mins before boarding", "annoyed", "fed_up"),
+    ("accidentally replied all to a company wide email", "angry", "sting"),  # their own mishap
+    ("I lost my temper with my son this morning, shouted at him over his shoes", "furious", "guilt"),
+    ("broke my ankle playing five-a-side", "annoyed", "fed_up"),  # an injury is no mishap to be embarrassed of
+])
+def test_annoyance_and_anger_are_met_as_what_the_message_tells(text, label, family):
+    assert fam(text, label, "angry", confidence=0.8) == family
