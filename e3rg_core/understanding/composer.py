@@ -560,7 +560,7 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
                "That's not right at all.", "No wonder it's getting to you."),
     # frustration that no one is to blame for, or said in sarcasm: nothing about deserving it
     "fed_up": ("No wonder it's getting to you.", "How are you feeling about it now?", "That would test anyone.",
-               "What a day."),
+               "That's a lot to put up with."),
     "sting": ("Anyone would cringe at that.", "Those moments replay in our heads, don't they?",
               "How are you feeling about it now?", "It happens to more people than you'd think."),
     "guilt": ("It says a lot that you care this much.", "Go easy on yourself.", "What's weighing on you most?"),

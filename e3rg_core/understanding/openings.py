@@ -61,13 +61,17 @@ BANK: dict[str, tuple[str, ...]] = {
     # begun in the second person, since after "I think" the model went on as the person ("I think it
     # would be helpful to express my disappointment").
     "advise": ("You could", "Maybe you could", "If it helps, you could"),
+    # ... to a question about the law or the person's rights ("do I have a right to compensation?", "is that
+    # even legal?"): the small model answered with a verdict ("you don't have a right to compensation"), so
+    # the answer begins by saying the avatar cannot know the rules where the person is.
+    "rules": ("I'm not sure of the rules where you are, but", "I don't know the rules where you are, but"),
     # A short acknowledgment before a closing, where nothing of the message could be said back and nothing
     # the model wrote was about it ("Anyway, kettle's on."): no feeling guessed at.
     "noted": ("Oh, I see.", "Ah, I see.", "I see."),
 }
 # The acknowledgment's family (``BANK``) for each closing group (``composer.CLOSINGS``); any other is "noted".
 ACKNOWLEDGE = {"hard": "hard", "feeling": "care", "glad": "glad"}
-PARTIAL = frozenset({"answer", "advise"})  # families whose opening the model's first sentence completes
+PARTIAL = frozenset({"answer", "advise", "rules"})  # families whose opening the model's first sentence completes
 # A question about what the person should do, which the answer begins with "you".
 _ASKS_WHAT_TO_DO = re.compile(
     r"\b(?:should i|shall i|how (?:do|can|should|would) i|what (?:can|should|do|would) i|how do you (?:help|tell|ask|"
@@ -465,8 +469,23 @@ def thanks_listener(user_text: str) -> bool:
 
 
 def _answer(user_text: str) -> str:
-    """The family of an answer's start: "advise" for what the person should do, else "answer"."""
-    return "advise" if _ASKS_WHAT_TO_DO.search(canonical(user_text)) else "answer"
+    """The family of an answer's start: "rules" for a question about the law or the person's rights,
+    "advise" for what the person should do, else "answer"."""
+    text = canonical(user_text)
+    if _ASKS_RULES.search(text):
+        return "rules"
+    return "advise" if _ASKS_WHAT_TO_DO.search(text) else "answer"
+
+
+# A question about the law or the person's rights.
+_ASKS_RULES = re.compile(
+    r"\b(?:(?:is|was|would) (?:that|it|this) (?:even |actually |really )?(?:legal|illegal|allowed|lawful|against the law)|"
+    r"(?:can|could|are|is|were) (?:they|he|she|it|my \w+|the \w+) (?:even |actually |legally )?"
+    r"(?:allowed to|legally|do that|just do that|get away with)|"
+    r"(?:do|did|would) i (?:have|get) (?:a |any )?(?:right|rights|claim|case)|am i (?:entitled|owed|due|allowed)|"
+    r"(?:entitled to|owed|eligible for) (?:a |any )?(?:compensation|refund|money|pay|payout)|"
+    r"(?:can|could|should) i (?:sue|claim|take (?:them|him|her) to court|report (?:them|him|her))|"
+    r"(?:is|are) there (?:any )?(?:laws?|rules|regulations) (?:about|on|against))\b")
 
 
 def bad_news_words(user_text: str) -> bool:

@@ -330,3 +330,18 @@ def test_good_words_meant_are_not_read_as_sarcasm(text):
 ])
 def test_annoyance_and_anger_are_met_as_what_the_message_tells(text, label, family):
     assert fam(text, label, "angry", confidence=0.8) == family
+
+
+@pytest.mark.parametrize("text", [
+    "do I have a right to compensation? they just said 'operational reasons'",
+    "is that even legal when he hasnt fixed anything", "can they just do that?", "am I entitled to a refund",
+])
+def test_a_question_about_the_law_is_answered_as_one_who_does_not_know_the_rules_there(text):
+    chosen = fam(text, "angry", "angry", asks=True)
+    assert chosen == "rules" and chosen in openings.PARTIAL
+    assert openings.choose(chosen, text).startswith(("I'm not sure of the rules", "I don't know the rules"))
+
+
+def test_other_questions_are_not_about_the_law():
+    assert fam("what should I cook tonight?", "neutral", "neutral", asks=True) == "advise"
+    assert fam("Is it normal to feel this way?", "sad", "sad", asks=True) == "answer"
