@@ -740,7 +740,10 @@ def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: 
         line = options[(start + i) % len(options)]
         if canonical(line) in previous:
             continue
-        cost = len(set(_WORD.findall(canonical(line))) & taken)
+        shared = set(_WORD.findall(canonical(line))) & taken
+        # a content word said twice in one reply reads as a script ("No wonder you're upset. ... Anyone would be
+        # upset."); a shared "you" or "that" hardly shows
+        cost = len(shared) + 10 * len(shared - faults._STOP)
         if best_cost is None or cost < best_cost:
             best, best_cost = line, cost
     return best or options[start % len(options)]

@@ -178,6 +178,10 @@ def test_a_closing_is_varied_avoids_the_previous_reply_and_repeated_words():
     assert composer.closing("loss", LAID_OFF, previous_reply=f"I'm so sorry. {previous}") != previous
     chosen = composer.closing("hard", LAID_OFF, said="You lost your job. How are you holding up?")
     assert "you" not in chosen.lower().split()
+    # a word of the opening is not said again, even where every closing shares some small word with the reply
+    chosen = composer.closing("unfair", "got home 3 hours late", said="No wonder you're upset. You got home 3 hours late.",
+                              previous_reply="Ugh, how maddening. That's not right at all.")
+    assert "upset" not in chosen
 
 
 @pytest.mark.parametrize("sentence, message", [
