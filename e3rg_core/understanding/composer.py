@@ -285,8 +285,16 @@ _PRESENT_AFTER_SUBJECT = re.compile(r"(?:the|a|an|his|her|their|this|that|every|
 # pieces ("offer accepted on the flat", "grant approved") are no sentences.
 _THEN_VERB = (r"(?:'s\s+\w+|\s+(?:is|was|are|were|has|have|had|got|came|went|says|said|kept|left|took|broke|fell|"
               r"ran|won|lost|sent|cost|needs|wants|starts|ends|closes|opens|thinks|keeps|wasn't|isn't|hasn't|didn't|"
-              r"won't|can't|doesn't|[a-z]{2,}ed\s+(?:the|a|an|my|his|her|him|them|it|us|me|up|out|off|down|back|"
+              r"won't|can't|doesn't|[a-z]{2,}ed\s+(?:the|a|an|my|his|her|him|them|it|its|their|us|me|up|out|off|down|back|"
               r"over|away|everything|all|\d+)))\b")
+# A thing named bare and what was done to it, its "was" left out as chat does ("flight to Lisbon cancelled",
+# "appointment moved again"): said back as "the flight to Lisbon was cancelled".
+_DONE_TO_THING = re.compile(r"(?P<thing>[a-z]+(?: (?:to|from|at|with) [A-Za-z]+)?) (?P<done>cancell?ed|postponed|delayed|"
+                            r"moved|closed|rejected|denied|declined|refused|approved|accepted|confirmed|sold out|"
+                            r"stolen|nicked|towed|flooded|scrapped|cut|shut)\b", re.IGNORECASE)
+_NOT_A_THING = re.compile(r"(?:i|you|he|she|it|we|they|this|that|these|those|there|who|what|which|my|your|his|her|"
+                          r"our|their|the|a|an|just|still|got|get|was|is|be|been|being|already|never|finally|"
+                          r"everything|something|nothing|all|one)\b", re.IGNORECASE)
 # A thing named bare at the start, as chat leaves out its "the" ("results were awful", "bike got nicked",
 # "rent's going up"): a word that is no pronoun, article, adverb, verb, place of one's own ("work") or
 # person of one's own (``_KIN``), then a verb.
@@ -405,6 +413,10 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
             continue  # "walked past me in the corridor": who did it is not said, so not "You walked past..."
         if not (has_first_person(first) or whole and lacks_subject(first)):
             about = first[_WHEN.match(first).end():] if _WHEN.match(first) else first
+            if (done := _DONE_TO_THING.match(about)) is not None and not _NOT_A_THING.match(about):
+                # "flight to Lisbon cancelled 45 mins before boarding": what was done to a thing, its "was" left out
+                about = f"the {done.group('thing')} was {done.group('done')}{about[done.end():]}"
+                first, words = first[:len(first) - len(done.string)] + about, about.split()
             if _BARE_NOUN.match(about) and not _NAME_SUBJECT.match(about) and not about.split()[0].isupper() \
                     and not _POSSESSOR.match(about):
                 # "results were awful", "bike got nicked": a thing named bare, as chat leaves out "the"

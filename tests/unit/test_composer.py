@@ -100,6 +100,9 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("i tried making it last week and it was... not the same lol",
      "You tried making it last week and it was not the same."),  # the trailing off is no sentence's end
     ("got about £400 in savings so. yeah", "You got about £400 in savings."),
+    ("flight to Lisbon cancelled 45 mins before boarding",
+     "You said the flight to Lisbon was cancelled 45 mins before boarding."),  # its "was" left out
+    ("surgery postponed for the third time", "You said the surgery was postponed for the third time."),
     ("said sorry at the school gate but I don't think it landed",
      "You said sorry at the school gate but you don't think it landed."),
     ("it said 'lol no chance' and it was the committee asking for volunteers",
