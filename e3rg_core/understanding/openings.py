@@ -295,7 +295,10 @@ def _glad(user_text: str) -> str:
 # A kindness done to the person ("the woman behind me just paid for my whole shop", "carrying my laundry
 # without me even asking"): good news however the conversation felt before it. Written for e3rg; on the
 # news reader's messages by five writers and the dev conversations, 24 of the 25 messages it finds are
-# good news (the other names a divorce, which gets its gentle opening as bad news).
+# good news (the other names a divorce, which gets its gentle opening as bad news). A lost thing handed in or
+# passed back ("someone handed it in", "ran alongside the train to pass it through the doors") was added in
+# issue 20's eighteenth pass; with it, on news.json, the five dev sets and the other writers' 1,247 turns,
+# 25 of the 27 messages it finds are good news.
 _KINDNESS = (r"paid for (?:my|our|me|us|the lot|everything|it all)|cover(?:ed|ing) (?:for (?:me|us)|my|our)|"
              r"(?:carried|carrying|carries) (?:my|our)|without (?:me|us) (?:even )?asking|picked (?:me|us) up|"
              r"(?:checked|checking|checks) (?:on|in on) (?:me|us)|looked after (?:me|us)|drove (?:me|us)|"
@@ -303,7 +306,9 @@ _KINDNESS = (r"paid for (?:my|our|me|us|the lot|everything|it all)|cover(?:ed|in
              r"(?:held|holding) (?:my|our) hand|waited (?:with|for) (?:me|us)|stayed (?:with|up with) (?:me|us)|"
              r"(?:fixed|mended|cleaned|tidied) (?:my|our)|(?:let|lets) (?:me|us) (?:borrow|stay|keep|use)|"
              r"(?:lent|loaned) (?:me|us)|helped (?:me|us)|(?:saved|kept) (?:me|us) a|turned up with|came round with|"
-             r"dropped off (?:a|some|food|soup|dinner)")
+             r"dropped off (?:a|some|food|soup|dinner)|handed (?:it|them|my \w+) in|"
+             r"(?:handed|gave|brought|passed|posted) (?:it|them|my \w+|everything) (?:back|through|to me)|"
+             r"ran (?:after|alongside) (?:me|us|the (?:bus|train|car))")
 _KIND = re.compile(r"\b(?:" + _KINDNESS + r")\b")
 
 

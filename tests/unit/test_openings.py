@@ -345,3 +345,11 @@ def test_a_question_about_the_law_is_answered_as_one_who_does_not_know_the_rules
 def test_other_questions_are_not_about_the_law():
     assert fam("what should I cook tonight?", "neutral", "neutral", asks=True) == "advise"
     assert fam("Is it normal to feel this way?", "sad", "sad", asks=True) == "answer"
+
+
+def test_a_lost_thing_handed_back_is_a_kindness_even_after_a_mishap():
+    text = "dropped my wallet at the station and some bloke ran alongside the train to pass it through the doors"
+    assert openings.kindness(text)
+    assert fam(text, "furious", "angry", confidence=0.8) == "kind"
+    assert openings.kindness("left my phone on the tube and someone handed it in")
+    assert not openings.kindness("My brother borrowed my bike and returned it with a flat and no apology.")
