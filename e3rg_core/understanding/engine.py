@@ -515,7 +515,8 @@ class Understander:
     def _closing_group(decided: Decided, ctx: faults.ReplyContext, *, fam: str | None,
                        news: Mapping[str, float] | None, bad_before: bool) -> str | None:
         """The closing's group (``composer.CLOSINGS``): the opening's family, or without one the group that
-        fits the news. An unsure vote shares no joy, and asks no light question just after bad news (or
+        fits the news. An unsure vote shares no joy, nor sets a gloomy closing alone where the reader leans to
+        good news, and asks no light question just after bad news (or
         after a reply that met bad news: "whatever." after "'a very strong second choice'" gets "I hear
         you.", not "Ah, I see."); good news in the message's own words gets a glad one. Good news the reader
         alone is sure of gets an open question: it was wrong on a tenth of the dev sets' such messages ("got
@@ -530,7 +531,12 @@ class Understander:
             return "glad"
         if openings.sure_news(news) == "good":
             return "feeling"
-        if (ctx.news == "bad" or bad_before and not openings.leans_good(news)) \
+        # the vote's painful reading alone, which chose no opening, is not enough where the reader leans to
+        # good news ("started learning the ukulele, can do four chords now" read as fear got "That's a lot
+        # to deal with.")
+        vote_only = ctx.news == "bad" and openings.leans_good(news) and told != "bad" \
+            and not openings.bad_news_words(text)
+        if (ctx.news == "bad" and not vote_only or bad_before and not openings.leans_good(news)) \
                 and not openings.turned_for_the_better(text, news):
             return "hard"
         if told == "bad" or bad_before or openings.opened_gently(ctx.previous_reply):

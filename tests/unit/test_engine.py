@@ -628,3 +628,20 @@ def test_a_question_about_something_done_is_still_the_models_to_answer():
     decided = engine.decide(UserTurn(text="Am I being unreasonable if I ask for a meeting with the head teacher?"))
     sentences = list(engine.reply_sentences(decided))
     assert chat.prefixes and sentences[0].endswith("it's fair to ask for a meeting.")
+
+
+def test_a_painful_vote_that_chose_no_opening_sets_no_gloomy_closing_where_the_reader_leans_to_good_news():
+    from types import SimpleNamespace
+
+    from e3rg_core.understanding.faults import ReplyContext
+
+    def group(text, news):
+        decided = SimpleNamespace(turn=UserTurn(text=text))
+        return Understander._closing_group(decided, ReplyContext(text, news="bad"), fam=None, news=news,
+                                           bad_before=False)
+
+    leans_good, leans_bad = {"good": 0.6, "bad": 0.25, "neither": 0.15}, {"good": 0.2, "bad": 0.6, "neither": 0.2}
+    ukulele = "started learning the ukulele, can do four chords now. my cat leaves the room every time"
+    assert group(ukulele, leans_good) is None  # not "That's a lot to deal with."
+    assert group(ukulele, leans_bad) == "hard"
+    assert group("my grandad died on sunday", leans_good) == "hard"  # bad news by name keeps its gentle closing
