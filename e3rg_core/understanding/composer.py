@@ -146,7 +146,10 @@ _LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|an
                       # what the news is, said after its kind ("Good news is no surgery", "the bad news: they
                       # cut my hours"): the kind is the listener's to take, not to say back
                       r"(?:the )?(?:only )?(?:good|bad) news (?:is|was)(?: that)?|"
-                      r"(?:the )?(?:good|bad) news(?=:))\b:?[\s,\u2014\u2013-]*",
+                      r"(?:the )?(?:good|bad) news(?=:)|"
+                      # what the trouble is, after its name ("problem is she wants our dad there")
+                      r"(?:the )?(?:only |main |real )?(?:problem|trouble|issue|catch|thing|worst part|annoying part)"
+                      r" (?:is|was)(?: that)?)\b:?[\s,\u2014\u2013-]*",
                       re.IGNORECASE)
 
 # Their word -> the word said back to them. "you" in a message means the avatar, so such a message is

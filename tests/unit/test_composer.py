@@ -103,6 +103,7 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("flight to Lisbon cancelled 45 mins before boarding",
      "You said the flight to Lisbon was cancelled 45 mins before boarding."),  # its "was" left out
     ("surgery postponed for the third time", "You said the surgery was postponed for the third time."),
+    ("only problem is I live in a third floor flat with no lift", "You live in a third floor flat with no lift."),
     ("said sorry at the school gate but I don't think it landed",
      "You said sorry at the school gate but you don't think it landed."),
     ("it said 'lol no chance' and it was the committee asking for volunteers",
