@@ -148,7 +148,7 @@ _LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|an
                       r"(?:the )?(?:only )?(?:good|bad) news (?:is|was)(?: that)?|"
                       r"(?:the )?(?:good|bad) news(?=:)|"
                       # what the trouble is, after its name ("problem is she wants our dad there")
-                      r"(?:the )?(?:only |main |real )?(?:problem|trouble|issue|catch|thing|worst part|annoying part)"
+                      r"(?:the )?(?:only |main |real )?(?:problem|trouble|issue|catch|thing)"
                       r" (?:is|was)(?: that)?)\b:?[\s,\u2014\u2013-]*",
                       re.IGNORECASE)
 
