@@ -21,7 +21,10 @@ CHEERFUL = re.compile(
     r"yay|woo-?hoo|congrat\w*|great (?:news|to hear|job|idea|choice)|good (?:to hear|news|for you|idea|choice)|"
     r"glad to hear|happy to hear|nice to hear|love (?:to hear|that)|how (?:lovely|exciting|nice|fun)|so happy for you|"
     r"happy for you|what a (?:great|lovely|wonderful|fun|nice)|that'?s (?:so )?(?:great|lovely|nice|fun|cool|exciting)|"
-    r"(?:enjoy|celebrate)(?! \w+ing)|lucky|best of luck|well done|proud of you|sounds (?:fun|great|lovely|exciting))\b"
+    r"(?:enjoy|celebrate)(?! \w+ing)|lucky|best of luck|well done|proud of you|sounds (?:fun|great|lovely|exciting)|"
+    # joy put on the person ("I understand you're excited about your sister's wedding!" to a family row)
+    r"(?:i understand|i know|i can tell|i can see|sounds like|it seems) you'?re (?:so |really )?(?:excited|thrilled|"
+    r"delighted|happy|over the moon))\b"
 )
 # Glad of the news or proud of it, in the openings' words: a fault to bad news ("Oh, I'm glad." to two replies
 # from fourteen people) that the bench counts. The guard does not stop them (it reads CHEERFUL): a glad

@@ -13,6 +13,8 @@ PROMOTED = ReplyContext("I got the promotion!", news="good")
     ("tone_mismatch", "Congratulations, Doctor! That is exciting.", LUMP),
     ("tone_mismatch", "What a heartwarming day that must have been.", ReplyContext("We buried my father today.", news="bad")),
     ("tone_mismatch", "I'm so sorry to hear that.", PROMOTED),
+    ("tone_mismatch", "I understand you're excited about your sister's wedding! How does this affect your plans?",
+     ReplyContext("problem is she wants our dad there and Mum says if Dad brings Karen she's not coming", news="bad")),
     # an opening that feels good news as a wrong, a worry or a loneliness, and one glad of bad news
     ("tone_mismatch", "That's so unfair. Your neighbour mowed your lawn while you were laid up.", ReplyContext(
         "came home to find my neighbour had mowed my lawn while I was laid up", news="good")),
