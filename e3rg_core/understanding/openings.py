@@ -161,7 +161,7 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     if thanks_listener(user_text) and tone(_THANKS.sub(" ", canonical(user_text))) != "bad" \
             and not names_bad_news(user_text):
         return "thanked"
-    fam = _family_of(label, user_text)
+    fam = _family_of(label, user_text, earlier)
     if asks and not names_bad_news(user_text):
         # a question gets an answer begun for the model (a gentle opening before it lets the model ask
         # back instead of answering: "Oh, that sounds so stressful. What tips can you give me?"); a
@@ -224,12 +224,15 @@ def own_mishap(user_text: str) -> str | None:
     return "guilt" if _HURT_SOMEONE.search(text) else "sting"
 
 
-def _family_of(label: str, user_text: str) -> str | None:
+def _family_of(label: str, user_text: str, earlier: Sequence[str] = ()) -> str | None:
     """The vote's family for ``label``, fitted to the message: annoyance that tells of no wrong done to the
     person is frustration ("fed_up"), not injustice ("my son's school called again" got "Ugh, that's not
-    okay. ... You didn't deserve that."); anger at a mishap of their own is guilt or embarrassment."""
+    okay. ... You didn't deserve that."); anger at a mishap of their own, told in the message or in the
+    speaker's line before it (``earlier``) when the message tells of no wrong done to them ("six hundred
+    people. SIX HUNDRED" after "accidentally replied all"), is guilt or embarrassment."""
     fam = _FAMILY_OF_LABEL.get(label)
-    if fam == "unfair" and (mishap := own_mishap(user_text)) is not None:
+    mishap = own_mishap(user_text) or (own_mishap(earlier[-1]) if earlier and not wronged(user_text) else None)
+    if fam == "unfair" and mishap is not None:
         return mishap
     if label == "annoyed" and not wronged(user_text):
         return "fed_up"

@@ -353,3 +353,11 @@ def test_a_lost_thing_handed_back_is_a_kindness_even_after_a_mishap():
     assert fam(text, "furious", "angry", confidence=0.8) == "kind"
     assert openings.kindness("left my phone on the tube and someone handed it in")
     assert not openings.kindness("My brother borrowed my bike and returned it with a flat and no apology.")
+
+
+def test_anger_just_after_a_mishap_of_the_persons_own_is_met_as_it():
+    earlier = ["accidentally replied all to a company wide email"]
+    assert openings.family("six hundred people. SIX HUNDRED", label="annoyed", coarse="angry", risk=NONE,
+                           confidence=0.8, earlier=earlier) == "sting"
+    assert openings.family("and then my boss blamed me for it", label="angry", coarse="angry", risk=NONE,
+                           confidence=0.8, earlier=earlier) == "unfair"  # a wrong done to them after it
