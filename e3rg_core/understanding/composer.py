@@ -134,7 +134,10 @@ _AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you sa
 # "You told me..."); the person's own "I told her I'd think about it" turned is what happened.
 _MODEL_AWKWARD = re.compile(r"you (?:told|asked)\b")
 # "just", "still" before an "-ing" word stay: "still shaking" is said back as "You're still shaking."
-_LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|any|every)thing\b)[a-z]{2,}ing\b)|also|oh|"
+_LEADING = re.compile(r"^(?:"
+                      # a cheer in sarcasm with no comma ("oh great the landlord is putting the rent up again")
+                      r"oh (?:great|brilliant|fantastic|wonderful|perfect|lovely|joy|fab|super|marvellous)|"
+                      r"and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|any|every)thing\b)[a-z]{2,}ing\b)|also|oh|"
                       r"ok|okay|well|anyway|of course|update|turns out|turned out|bro|idk|ugh|um+|"
                       # a cheer that opens bad news ("fab, the boiler's packed in", "thrilled to report my laptop
                       # died"), sarcastic or not: what happened is said back, not the cheer
@@ -142,6 +145,8 @@ _LEADING = re.compile(r"^(?:and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|an
                       r"inform you)(?: that)?|"
                       r"(?:oh |so )?(?:woo+hoo|yay|fab|fantastic|brilliant|lovely|great|perfect|cheers(?: \w+)?|"
                       r"wonderful|amazing|marvellous|super)(?=,)|"
+                      # a filler that opens the message ("like word for word, he didn't...")
+                      r"like(?= \w+ for \w+|,)|"
                       r"hmm+|(?:yeah|yes|yep|yup|nah|no|nope)(?=,)|"
                       # what the news is, said after its kind ("Good news is no surgery", "the bad news: they
                       # cut my hours"): the kind is the listener's to take, not to say back
@@ -181,7 +186,7 @@ def _sentences(user_text: str) -> list[tuple[str, str]]:
         # fillers are left out of the person's words, not of a quotation ("it said 'lol no chance'")
         plain = spelled_out("".join(part if i % 2 else _FILLERS.sub(" ", part)
                                     for i, part in enumerate(_QUOTE_PART.split(raw)))).strip()
-        out.append((raw, _HEDGE.sub("", _LEADING.sub("", plain).rstrip(".!? ,"))))
+        out.append((raw, _HEDGE.sub("", _LEADING.sub("", plain.lstrip(" ,;:-")).rstrip(".!? ,"))))
     return out
 
 
@@ -247,6 +252,9 @@ def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
             yield sentence, True
             if _PREAMBLE.match(sentence) and "," in sentence:
                 # "Sorry if I'm not making sense, everything feels foggy": what follows the preamble
+                yield sentence.split(",", 1)[1].strip(), True
+            elif "," in sentence and len(sentence.split(",", 1)[0].split()) <= 3:
+                # "word for word, he didn't even change the chart colors": what follows a short lead-in
                 yield sentence.split(",", 1)[1].strip(), True
         else:
             clauses = [clause.strip(" ,") for clause in _CLAUSE.split(sentence)]
@@ -351,9 +359,10 @@ def owned_kin(text: str) -> str:
 
 _BARE_KIN = re.compile(_KIN + r"(?:" + _THEN_VERB + r"|\s+(?:[a-z]{2,}ed|died|rang|woke|forgot|made|gave|told|"
                        r"sent|found|brought|bought|thought|knew|saw|says|thinks|wants)\b)", re.IGNORECASE)
-_NAME_SUBJECT = re.compile(r"(?!(?:I|The|This|That|These|Those|It|Its|My|Our|Your)\b)[A-Z][a-z]+ (?:is|was|has|had|"
+_NAME_SUBJECT = re.compile(r"(?!(?:I|The|This|That|These|Those|It|Its|My|Our|Your)\b)[A-Z][a-z]{2,} (?:is|was|has|had|"
                            r"just|said|says|told|[a-z]{2,}ed|came|went|made|got|took|gave|ran|left|sent|found|kept|"
-                           r"wants|thinks|keeps|asked|brought)\b")
+                           r"wants|thinks|keeps|asked|brought|ate|stole|broke|lost|won|put|bought|sold|threw|wrote|"
+                           r"forgot|drank|never|always|still|finally)\b")
 _WHEN = re.compile(r"(?:today|yesterday|tonight|this morning|last night|then|now),?\s+", re.IGNORECASE)
 
 

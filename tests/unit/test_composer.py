@@ -104,6 +104,13 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
      "You said the flight to Lisbon was cancelled 45 mins before boarding."),  # its "was" left out
     ("surgery postponed for the third time", "You said the surgery was postponed for the third time."),
     ("only problem is I live in a third floor flat with no lift", "You live in a third floor flat with no lift."),
+    ("like word for word, he didn't even change the chart colors",
+     "You said he didn't even change the chart colors."),  # what follows a short lead-in
+    ("oh great the landlord is putting the rent up again. £150 a month more",
+     "You said the landlord is putting the rent up again."),  # the sarcastic cheer left off
+    ("honestly, I can't be bothered", "You can't be bothered."),
+    ("Josh ate Ellie's leftover cake and Ellie put a note on the fridge",
+     "You said Josh ate Ellie's leftover cake and Ellie put a note on the fridge."),
     ("said sorry at the school gate but I don't think it landed",
      "You said sorry at the school gate but you don't think it landed."),
     ("it said 'lol no chance' and it was the committee asking for volunteers",
