@@ -353,9 +353,25 @@ _QUOTED = re.compile(r"(?:^|(?<=\s))['\"][^'\"]{1,80}['\"]")
 _NEGATED = re.compile(r"\b(?:not|never|no|isn't|wasn't|aren't|weren't|don't|didn't|hardly)\s+(?:\w+\s+)?$")
 
 
+# A good feeling the person has to work at or hedges ("i'm trying really hard to be happy for her", "happy for
+# him I guess", "I should be grateful"): it says the news weighs on them, its good word does not count.
+_FORCED_CHEER = re.compile(
+    r"\b(?:trying (?:really |so |my best |very )?(?:hard )?to (?:be|feel|stay|look|sound) (?:happy|positive|okay|ok|"
+    r"fine|glad|excited|supportive|pleased|grateful|cheerful)(?: for (?:her|him|them|you))?|(?:happy|glad|pleased|"
+    r"excited) for (?:her|him|them) i (?:guess|suppose)|i (?:guess|suppose) i'?m (?:happy|glad|pleased)|"
+    r"(?:should|supposed to|ought to) (?:be|feel) (?:happy|glad|grateful|excited|pleased)|"
+    r"pretend(?:ing)? to be (?:happy|fine|okay|ok|excited))\b")
+# A good turn named as one ("on the plus side", "silver lining", "small mercies"): what follows went well.
+_GOOD_TURN = re.compile(r"\b(?:on the plus side|(?:the |a )?silver lining|small mercies|the one good thing)\b")
+
+
 def _told(user_text: str) -> tuple[int, int]:
     """How many of the message's own words say it went well, and how many badly."""
     text = _QUOTED.sub(" ", canonical(user_text))  # 'brilliant initiative', quoted, is someone else's word
+    forced = len(_FORCED_CHEER.findall(text))
+    text = _FORCED_CHEER.sub(" ", text)
+    if _GOOD_TURN.search(text):
+        return 1, forced  # what it names as the good side is what the message tells
     if sarcastic(user_text):
         return 0, 1 + len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)  # its good words mean the opposite
     good = bad = 0
@@ -364,7 +380,7 @@ def _told(user_text: str) -> tuple[int, int]:
             bad += 1
         else:
             good += 1
-    return good, bad + len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)
+    return good, forced + bad + len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)
 
 
 # Where a message turns to what weighs more with the person ("She's excited but I'm a wreck").

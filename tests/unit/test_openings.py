@@ -361,3 +361,27 @@ def test_anger_just_after_a_mishap_of_the_persons_own_is_met_as_it():
                            confidence=0.8, earlier=earlier) == "sting"
     assert openings.family("and then my boss blamed me for it", label="angry", coarse="angry", risk=NONE,
                            confidence=0.8, earlier=earlier) == "unfair"  # a wrong done to them after it
+
+
+@pytest.mark.parametrize("text", [
+    "she's stoked about the job so i'm trying really hard to be happy for her",
+    "I'm happy for him I guess, it's a massive job",
+    "I know I should be grateful",
+])
+def test_a_good_feeling_worked_at_or_hedged_is_no_good_news(text):
+    assert openings.tone(text) == "bad"
+    assert fam(text, "excited", "happy", confidence=0.8) not in openings._GOOD_FAMILIES
+
+
+@pytest.mark.parametrize("text", [
+    "on the plus side Ellie and I baked a new cake together last night and it was actually lush",
+    "at least all the photo albums were upstairs. small mercies",
+])
+def test_a_good_side_named_is_met_gladly_whatever_the_conversations_feeling(text):
+    assert openings.tone(text) == "good"
+    assert fam(text, "lonely", "sad", confidence=0.8, news={"good": 0.6, "bad": 0.3, "neither": 0.1}) == "glad"
+
+
+def test_a_thing_left_to_the_person_is_no_bad_news():
+    assert not openings.bad_news_words("turns out my great aunt Dorothy left me her piano")
+    assert openings.bad_news_words("my wife left me")

@@ -23,7 +23,10 @@ _NEGATIVE_CLASSES = ("sad", "fear", "angry", "disgusted", "contempt")
 _BAD_NEWS = re.compile(
     r"\b(?:laid off|let go|fired|sacked|redundan\w*|lost my (?:job|home|house|baby|mum|mom|dad|wife|husband|"
     r"partner|friend|dog|cat)|(?<!phone )(?<!battery )(?<!laptop )(?<!car )died|dies|passed away|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
-    r"more tests|icu|emergency room|miscarr\w*|divorc\w*|broke up|breakup|dumped|cheated on|left me|evict\w*|"
+    r"more tests|icu|emergency room|miscarr\w*|divorc\w*|broke up|breakup|dumped|cheated on|"
+    # "she left me" (for someone else), not a thing left to the person ("my great aunt left me her piano",
+    # "he left me a voicemail")
+    r"left me(?! (?:her|his|their|a|an|some|everything|all|money|the|\d)\b)|evict\w*|"
     r"bankrupt|robbed|mugged|assault\w*|abus\w*|bullied|harass\w*|hopeless|worthless|heartbroken|devastated|"
     r"grieving|mourning)\b"
 )
