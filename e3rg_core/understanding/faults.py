@@ -196,12 +196,19 @@ def speaker_voice(reply: str, ctx: ReplyContext) -> bool:
             quality = {w for w in _WORD.findall(asked.group(1)) if w not in _STOP and len(w) > 2}
             if quality and _I_AM.search(sentence) and quality <= set(_WORD.findall(sentence)):
                 return True
+        if ctx.asks and _ABOUT_MY_DOING.search(_lower(ctx.user_text)) and _I_DID.search(sentence):
+            return True  # "what did I do wrong with the pastry?" answered "I think I was not as careful with the pastry."
     return False
 
 
 # A question about the person themself ("am I a terrible parent", "was I wrong"), and the avatar saying it of itself.
 _ABOUT_ME = re.compile(r"\b(?:am i|was i|have i been|do i look|does (?:that|this|it) make me) ([^.!?]{2,60})")
 _I_AM = re.compile(r"\b(?:i'?m|i am|i was|i'?ve been|i look|makes me)\b")
+# A question about what the person did or should do, and the avatar saying it did it.
+_ABOUT_MY_DOING = re.compile(r"\b(?:(?:what|why|how|where|when) (?:did|do|should|could|have) i|(?:did|should|could|"
+                             r"have) i)\b")
+_I_DID = re.compile(r"\bi (?:was(?! (?:wondering|thinking|going to))|did|didn't|wasn't|should(?:n't)? have|could have|"
+                    r"made|used|put|added|forgot|left|overdid|underdid)\b")
 # A question whether a feeling or the person is all right ("is it normal to...", "am I being petty", "was I
 # wrong", "does that make me a bad friend"), and an answer that judges against them: "it's not normal to feel
 # angry", "you're being petty", "yes, you are".

@@ -65,13 +65,17 @@ BANK: dict[str, tuple[str, ...]] = {
     # even legal?"): the small model answered with a verdict ("you don't have a right to compensation"), so
     # the answer begins by saying the avatar cannot know the rules where the person is.
     "rules": ("I'm not sure of the rules where you are, but", "I don't know the rules where you are, but"),
+    # ... to a question about health, a body's or a pet's ("Is that too old to put a dog through surgery?"):
+    # the model gave verdicts ("I think it's too old for a dog to undergo surgery like that.")
+    "health": ("I'm not a doctor, but", "I'm no doctor, but"),
+    "vet": ("I'm not a vet, but", "I'm no vet, but"),
     # A short acknowledgment before a closing, where nothing of the message could be said back and nothing
     # the model wrote was about it ("Anyway, kettle's on."): no feeling guessed at.
     "noted": ("Oh, I see.", "Ah, I see.", "I see."),
 }
 # The acknowledgment's family (``BANK``) for each closing group (``composer.CLOSINGS``); any other is "noted".
 ACKNOWLEDGE = {"hard": "hard", "feeling": "care", "glad": "glad"}
-PARTIAL = frozenset({"answer", "advise", "rules"})  # families whose opening the model's first sentence completes
+PARTIAL = frozenset({"answer", "advise", "rules", "health", "vet"})  # families whose opening the model's first sentence completes
 # A question about what the person should do, which the answer begins with "you".
 _ASKS_WHAT_TO_DO = re.compile(
     r"\b(?:should i|shall i|how (?:do|can|should|would) i|what (?:can|should|do|would) i|how do you (?:help|tell|ask|"
@@ -324,7 +328,7 @@ def kindness(user_text: str) -> bool:
 # ("passed", "hugged", "it worked") against a hurt or a setback ("missed", "crying", "rejected"). Both,
 # or neither, say nothing. Written for e3rg; a lexicon, so it reads words, not sarcasm.
 _GOOD_WORDS = re.compile(
-    r"\b(?:passed|benign|all clear|(?:i|we|i've|we've|just|finally) got the (?:job|place|offer|flat|house|role|part)|"
+    r"\b(?:passed|benign|all clear|harmless|nothing serious|(?:i|we|i've|we've|just|finally) got the (?:job|place|offer|flat|house|role|part)|"
     r"got in|accepted|promot\w*|"
     r"won(?!')|engaged|graduat\w*|hired|recover\w*|better now|feeling better|getting better|improv\w*|relie[fv]\w*|"
     r"(?:is|she's|he's|they're|we're|i'm|it's|all) (?:okay|ok|fine|safe)(?! i guess)|safe and sound|"
@@ -436,7 +440,8 @@ def _borne_out(user_text: str, news: Mapping[str, float] | None) -> bool:
 _RELIEF = re.compile(r"\b(?:it was (?:just|only)(?! (?:a matter|going|getting|the start|the beginning|too|so|as)\b)|"
                      r"it's only (?:a|an)|false alarm|phew|off the hook|(?<!n't )(?<!not )feel(?:ing)? (?:a (?:bit|lot|little) )?better|"
                      r"nothing to worry|no harm done|(?<!not )all good|(?<!no )good news|thank god|thankfully|luckily|"
-                     r"fortunately|relieved|(?:what a|such a|so much|a huge|a big|a massive) relief)\b")
+                     r"fortunately|relieved|(?:what a|such a|so much|a huge|a big|a massive) relief|"
+                     r"(?:completely |totally |perfectly )?harmless|nothing serious|(?:just|only) a cyst)\b")
 _UPDATE = re.compile(r"\b(?:update|turns out|turned out|in the end)\b")
 
 
@@ -494,11 +499,20 @@ def thanks_listener(user_text: str) -> bool:
 
 def _answer(user_text: str) -> str:
     """The family of an answer's start: "rules" for a question about the law or the person's rights,
-    "advise" for what the person should do, else "answer"."""
+    "health" or "vet" for one about health, "advise" for what the person should do, else "answer"."""
     text = canonical(user_text)
     if _ASKS_RULES.search(text):
         return "rules"
+    if _HEALTH.search(text):
+        return "vet" if _PET.search(text) else "health"
     return "advise" if _ASKS_WHAT_TO_DO.search(text) else "answer"
+
+
+# A question about health: the body, an illness, a treatment.
+_HEALTH = re.compile(r"\b(?:doctors?|gp|vet|surgery|operation|op|scan|biopsy|lump|symptoms?|medication|meds|tablets?|"
+                     r"pills?|dose|diagnos\w*|treatment|chemo\w*|pregnan\w*|blood|fever|infection|rash|cyst|tumou?r|"
+                     r"cancer|injur\w*|x-?ray|sprain\w*|fracture\w*|physio\w*|painkillers?|antibiotics?|side effects?)\b")
+_PET = re.compile(r"\b(?:vet|dog|dogs|cat|cats|puppy|kitten|pet|rabbit|horse|hamster|guinea pig)\b")
 
 
 # A question about the law or the person's rights.

@@ -122,6 +122,10 @@ def test_the_persons_question_about_themself_answered_as_the_avatars_own_is_thei
     assert not DETECTORS["speaker_voice"]("I don't think you're a terrible parent.", asked)
     assert not DETECTORS["speaker_voice"]("I'd say I was a bit nervous too.", ReplyContext(
         "was I too nervous in the interview?", asks=True))
+    pastry = ReplyContext("what did I do wrong with the pastry though, was it too wet?", asks=True)
+    assert DETECTORS["speaker_voice"]("I think I was not as careful with the pastry.", pastry)
+    assert not DETECTORS["speaker_voice"]("I'd say the pastry was probably a little too wet.", pastry)
+    assert not DETECTORS["speaker_voice"]("I was wondering that too; maybe it was too wet.", pastry)
 
 
 def test_an_answer_may_repeat_the_words_of_the_question():

@@ -385,3 +385,20 @@ def test_a_good_side_named_is_met_gladly_whatever_the_conversations_feeling(text
 def test_a_thing_left_to_the_person_is_no_bad_news():
     assert not openings.bad_news_words("turns out my great aunt Dorothy left me her piano")
     assert openings.bad_news_words("my wife left me")
+
+
+@pytest.mark.parametrize("text, family", [
+    ("She's 11. Is that too old to put a dog through surgery like that?", "vet"),
+    ("should I take painkillers before the physio", "health"),
+    ("do you think the scan will be ok", "health"),
+])
+def test_a_question_about_health_is_answered_as_one_who_is_no_doctor(text, family):
+    chosen = fam(text, "afraid", "fear", asks=True)
+    assert chosen == family and chosen in openings.PARTIAL
+    assert openings.choose(chosen, text).startswith("I'm no")
+
+
+def test_a_lump_found_harmless_is_met_gladly():
+    text = "RESULTS BACK. it's a cyst. completely harmless. I cried in the car park"
+    assert openings.relieved(text)
+    assert fam(text, "terrified", "fear", confidence=0.8) == "glad"

@@ -38,7 +38,7 @@ _RESOLVED = re.compile(
     r"fine|normal|nothing serious|nothing to worry about|all good)\b|\ball clear\b|\bin remission\b|"
     r"\bnot (?:cancer\w*|a tumou?r|malignant)\b|\bno (?:sign of |signs of |trace of )?(?:cancer|tumou?r)\b|\bbenign\b|"
     r"\bbeat (?:cancer|it)\b|\bcancer survivor\b|\bfinished (?:chemo|chemotherapy|radiotherapy|radiation|treatment)\b|"
-    r"\brang the bell\b"
+    r"\brang the bell\b|\b(?:completely |totally |perfectly )?harmless\b|\b(?:just|only) a cyst\b"
 )
 # Weaker signs, trusted only when the emotion vote did not read joy or surprise.
 _BAD_NEWS_WEAK = re.compile(
