@@ -345,6 +345,11 @@ def test_a_second_encoder_needs_a_first_and_sets_the_joint_thresholds():
     ("Do you think anyone would miss me?", False),  # about the writer
     ("What would you do to celebrate if you were me?", False),
     ("You would not believe the day I had.", False),  # not a question
+    ("how would you even start that conversation with mum", True),  # a question typed without its mark
+    ("what would you do", True),
+    ("how would you feel if I was gone", False),  # about the writer
+    ("you would not believe my day", False),
+    ("how do you hide burn marks on your wrist when its t shirt weather", False),  # anyone's "you", the writer's
 ])
 def test_a_question_about_the_avatar_is_told_apart(text, expected):
     from e3rg_core.understanding.safety.detector import to_listener

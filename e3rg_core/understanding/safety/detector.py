@@ -101,9 +101,16 @@ _TO_LISTENER = re.compile(r"\b(?:you|your|you'?d|you'?re)\b")
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'?m|i'?d|i'?ve|i'?ll|we|us|our)\b")
 
 
+# ... typed without its question mark, as chat often is ("how would you even start that conversation with mum",
+# "what would you do"): asking the avatar what it would do. Not "how do you hide burn marks...", whose "you" is
+# anyone, the writer included.
+_ASKS_YOU = re.compile(r"^(?:(?:how|what|why|where|when|who|which) would you|would you)\b")
+
+
 def to_listener(text: str) -> bool:
     """Is ``text`` (canonical) a question about the avatar that says nothing of the writer?"""
-    return text.rstrip().endswith("?") and bool(_TO_LISTENER.search(text)) and not _FIRST_PERSON.search(text)
+    asked = text.rstrip().endswith("?") or _ASKS_YOU.match(text.strip()) is not None
+    return asked and bool(_TO_LISTENER.search(text)) and not _FIRST_PERSON.search(text)
 
 
 _REASSURING = re.compile(r"^(?:no|nope|nah|not really|i'?m (?:safe|ok|okay|fine|alright)|i am (?:safe|ok|okay|fine)|"
