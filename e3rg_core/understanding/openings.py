@@ -503,7 +503,7 @@ def _answer(user_text: str) -> str:
     text = canonical(user_text)
     if _ASKS_RULES.search(text):
         return "rules"
-    if _HEALTH.search(text):
+    if _HEALTH.search(text) and not _HOW_TO_COPE.search(text):
         return "vet" if _PET.search(text) else "health"
     return "advise" if _ASKS_WHAT_TO_DO.search(text) else "answer"
 
@@ -512,6 +512,10 @@ def _answer(user_text: str) -> str:
 _HEALTH = re.compile(r"\b(?:doctors?|gp|vet|surgery|operation|op|scan|biopsy|lump|symptoms?|medication|meds|tablets?|"
                      r"pills?|dose|diagnos\w*|treatment|chemo\w*|pregnan\w*|blood|fever|infection|rash|cyst|tumou?r|"
                      r"cancer|injur\w*|x-?ray|sprain\w*|fracture\w*|physio\w*|painkillers?|antibiotics?|side effects?)\b")
+# ... but a question of how people cope ("What do people usually do the night before an operation to calm
+# down?") is the model's to answer, as any other.
+_HOW_TO_COPE = re.compile(r"\b(?:what (?:do|did|can|could|should) (?:people|you|others|folks)|how (?:do|did|can|could) "
+                          r"(?:people|you|others|folks)|any (?:tips|ideas|advice)|ways to)\b")
 _PET = re.compile(r"\b(?:vet|dog|dogs|cat|cats|puppy|kitten|pet|rabbit|horse|hamster|guinea pig)\b")
 
 

@@ -391,11 +391,13 @@ def test_a_thing_left_to_the_person_is_no_bad_news():
     ("She's 11. Is that too old to put a dog through surgery like that?", "vet"),
     ("should I take painkillers before the physio", "health"),
     ("do you think the scan will be ok", "health"),
+    ("What do people usually do the night before an operation to calm down?", "answer"),  # coping: the model's
+    ("any tips for sleeping after surgery?", "advise"),
 ])
 def test_a_question_about_health_is_answered_as_one_who_is_no_doctor(text, family):
     chosen = fam(text, "afraid", "fear", asks=True)
     assert chosen == family and chosen in openings.PARTIAL
-    assert openings.choose(chosen, text).startswith("I'm no")
+    assert openings.choose(chosen, text).startswith("I'm no") == (family in ("health", "vet"))
 
 
 def test_a_lump_found_harmless_is_met_gladly():
