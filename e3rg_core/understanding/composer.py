@@ -17,8 +17,8 @@ import re
 from typing import Iterator, Sequence
 
 from e3rg_core.understanding import faults
-from e3rg_core.understanding.person import (done_to_writer, has_first_person, lacks_subject, reported_quote,
-                                            second_person, speaks_to_listener, with_subject)
+from e3rg_core.understanding.person import (SAID_ACTS, done_to_writer, has_first_person, lacks_subject,
+                                            reported_quote, second_person, speaks_to_listener, with_subject)
 from e3rg_core.understanding.safety.text import canonical
 
 MAX_RESTATEMENT_WORDS = 18
@@ -126,9 +126,8 @@ def _roles_kept(said: str, user_text: str, earlier: Sequence[str]) -> bool:
 _QUOTE_SPAN = re.compile(r"(?:^|(?<=\s))['\"]([^\"]+?)(?:['\"](?=[\s,.!?;:]|$)|$)")
 # Sentences that start so are no restatement ("Sorry if you're...", "You know it's dumb..."); "you said
 # yes" is one.
-_SAID_WHAT = r"(?!(?:yes|no|sorry|goodbye|thanks|thank you)\b)"  # "you said sorry" is what they did, not a report
-_AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said(?! (?:yes|no|sorry|goodbye|thanks|"
-                            r"thank you)\b)|"
+_SAID_WHAT = r"(?!" + SAID_ACTS + r"\b)"  # "you said sorry" is what they did, not a report
+_AWKWARD_START = re.compile(r"(?:sorry|if|yours|you know|you mean|you see|you said(?! " + SAID_ACTS + r"\b)|"
                             r"because|cos|ok|okay|yes|no|well|anyway|also)\b")
 # ... and, from the model, a restatement of what the person told or asked (the avatar, as often as not:
 # "You told me..."); the person's own "I told her I'd think about it" turned is what happened.
@@ -393,13 +392,20 @@ def unshouted(text: str) -> str:
     if len(letters) < 8 or sum(c.isupper() for c in letters) < 0.6 * len(letters):
         # a shouted stretch in a message that is not ("JUST GOT THE CALL. benign!!!"): in lower case, so it is
         # not said back half in capitals ("You gOT THE CALL."); an acronym alone ("the CEO") keeps its capitals
-        def lowered_run(match: re.Match) -> str:
-            run = match.group(0)
-            return run.lower() if any(len(w) >= 4 for w in re.findall(r"[A-Z']+", run)) else run
-        text = _SHOUTED_RUN.sub(lowered_run, text)
-        return re.sub(r"\bi(?=\b|')", "I", text) if text != text.upper() else text
-    lowered = re.sub(r"\bi(?=\b|')", "I", text.lower())
+        return _capital_i(_SHOUTED_RUN.sub(_lowered_run, text))
+    lowered = _capital_i(text.lower())
     return re.sub(r"(^\W*|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), lowered)
+
+
+def _lowered_run(match: re.Match) -> str:
+    """A run of capitalised words in lower case, unless each is an acronym's length (three letters or fewer)."""
+    run = match.group(0)
+    return run.lower() if any(len(w) >= 4 for w in re.findall(r"[A-Z']+", run)) else run
+
+
+def _capital_i(text: str) -> str:
+    """``text`` with the pronoun "i" capitalised."""
+    return re.sub(r"\bi(?=\b|')", "I", text)
 
 
 def flipped(user_text: str, *, max_words: int = 17) -> str:
@@ -427,8 +433,9 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
             about = first[_WHEN.match(first).end():] if _WHEN.match(first) else first
             if (done := _DONE_TO_THING.match(about)) is not None and not _NOT_A_THING.match(about):
                 # "flight to Lisbon cancelled 45 mins before boarding": what was done to a thing, its "was" left out
+                when = first[:len(first) - len(about)]
                 about = f"the {done.group('thing')} was {done.group('done')}{about[done.end():]}"
-                first, words = first[:len(first) - len(done.string)] + about, about.split()
+                first, words = when + about, about.split()
             if _BARE_NOUN.match(about) and not _NAME_SUBJECT.match(about) and not about.split()[0].isupper() \
                     and not _POSSESSOR.match(about):
                 # "results were awful", "bike got nicked": a thing named bare, as chat leaves out "the"

@@ -181,6 +181,10 @@ def speaker_voice(reply: str, ctx: ReplyContext) -> bool:
     to their question may repeat its words ("basil grows well in pots")."""
     said = _lower(" ".join((*ctx.earlier_user[-3:], ctx.user_text)))
     theirs = {w for w in _WORD.findall(said) if w not in _STOP and len(w) > 2}
+    # a question about the person themself ("am I a terrible parent", "what did I do wrong?"), read once
+    asked = _ABOUT_ME.search(_lower(ctx.user_text)) if ctx.asks else None
+    quality = {w for w in _WORD.findall(asked.group(1)) if w not in _STOP and len(w) > 2} if asked else set()
+    about_my_doing = ctx.asks and _ABOUT_MY_DOING.search(_lower(ctx.user_text)) is not None
     for sentence in re.split(r"(?<=[.!?])\s+", _lower(reply).strip()):
         words = [w for w in _WORD.findall(sentence) if w not in _STOP and len(w) > 2 and not _FIRST_PERSON.fullmatch(w)]
         copied = sum(w in theirs for w in words) / len(words) if words else 0.0
@@ -191,12 +195,9 @@ def speaker_voice(reply: str, ctx: ReplyContext) -> bool:
         if first_person and re.search(r"\bmy\b", said) and any(
                 re.search(rf"\bmy (?:\w+ )?{re.escape(w)}\b", sentence) for w in theirs):
             return True  # "my son", "my little girl" said back as the avatar's own
-        if ctx.asks and (asked := _ABOUT_ME.search(_lower(ctx.user_text))) is not None:
-            # "am I a terrible parent" answered "I think I'm a terrible parent": the question's words as the avatar's own
-            quality = {w for w in _WORD.findall(asked.group(1)) if w not in _STOP and len(w) > 2}
-            if quality and _I_AM.search(sentence) and quality <= set(_WORD.findall(sentence)):
-                return True
-        if ctx.asks and _ABOUT_MY_DOING.search(_lower(ctx.user_text)) and _I_DID.search(sentence):
+        if quality and _I_AM.search(sentence) and quality <= set(_WORD.findall(sentence)):
+            return True  # "am I a terrible parent" answered "I think I'm a terrible parent": the question as the avatar's own
+        if about_my_doing and _I_DID.search(sentence):
             return True  # "what did I do wrong with the pastry?" answered "I think I was not as careful with the pastry."
     return False
 

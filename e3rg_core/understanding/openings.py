@@ -205,13 +205,13 @@ _WRONGED = re.compile(r"\b(?:to|at|on|about|behind) (?:me|us)\b|\b(?:blamed|accu
                       r"embarrassed|cut|blanked|snubbed|banned)(?: \w+)? (?:me|us|my|our)\b")
 # A mishap of the person's own doing ("I accidentally replied all", "I completely forgot her 40th", "lost my
 # temper with my son"): no one wronged them, so neither "That's so unfair." nor "Anyone would be upset."
+# Those done to someone else weigh on the person: guilt, not embarrassment.
+_HURTFUL = r"forgot|completely forgot|lost my temper|snapped at|shouted at|yelled at|swore at"
 _OWN_MISHAP = re.compile(
-    r"(?:^|[.!?]\s+|\b(?:i|we)\s+(?:\w+\s+){0,2}?)(?:accidentally|forgot|completely forgot|lost my temper|snapped at|"
-    r"shouted at|yelled at|swore at|dropped|spilled|spilt|smashed|dented|scratched|overslept|"
-    r"locked myself|left my|messed up|screwed up|cocked up|replied all|replied to all|deleted|"
-    r"called my \w+ (?:mom|mum|dad|mummy))\b")
-# ... done to someone else, which weighs on the person: guilt, not embarrassment.
-_HURT_SOMEONE = re.compile(r"\b(?:lost my temper|snapped at|shouted at|yelled at|swore at|forgot|completely forgot)\b")
+    r"(?:^|[.!?]\s+|\b(?:i|we)\s+(?:\w+\s+){0,2}?)(?:accidentally|" + _HURTFUL + r"|dropped|spilled|spilt|smashed|"
+    r"dented|scratched|overslept|locked myself|left my|messed up|screwed up|cocked up|replied all|replied to all|"
+    r"deleted|called my \w+ (?:mom|mum|dad|mummy))\b")
+_HURT_SOMEONE = re.compile(r"\b(?:" + _HURTFUL + r")\b")
 
 
 def wronged(user_text: str) -> bool:
@@ -235,12 +235,13 @@ def _family_of(label: str, user_text: str, earlier: Sequence[str] = ()) -> str |
     speaker's line before it (``earlier``) when the message tells of no wrong done to them ("six hundred
     people. SIX HUNDRED" after "accidentally replied all"), is guilt or embarrassment."""
     fam = _FAMILY_OF_LABEL.get(label)
-    mishap = own_mishap(user_text) or (own_mishap(earlier[-1]) if earlier and not wronged(user_text) else None)
-    if fam == "unfair" and mishap is not None:
+    if fam != "unfair":
+        return fam
+    done_to_them = wronged(user_text)
+    mishap = own_mishap(user_text) or (own_mishap(earlier[-1]) if earlier and not done_to_them else None)
+    if mishap is not None:
         return mishap
-    if label == "annoyed" and not wronged(user_text):
-        return "fed_up"
-    return fam
+    return "fed_up" if label == "annoyed" and not done_to_them else fam
 
 
 def sure_news(news: Mapping[str, float] | None, at: float = NEWS_VETO) -> str | None:

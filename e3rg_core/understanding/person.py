@@ -52,6 +52,9 @@ def second_person(text: str) -> str:
     return " ".join(out)
 
 
+# What one says that is a deed, not a report of words ("said sorry", "said yes"): the composer says it back
+# as what the person did.
+SAID_ACTS = r"(?:yes|no|sorry|goodbye|thanks|thank you)"
 # A sentence that begins without its subject ("Gave the best man speech yesterday", "can't do this
 # anymore", "gonna hide under my desk"): the person is its subject, said as "you".
 _NO_SUBJECT = re.compile(
@@ -62,7 +65,7 @@ _NO_SUBJECT = re.compile(
     r"paid|sat|stood|hit|cut|held|caught|brought|thought|taught|built|swam|drank|wore|threw|grew|drew|flew|rode|"
     r"hid|shook|stole|chose|froze|spoke|dug|hung|began|did|waited|stayed|worked|queued|walked|played|watched|"
     r"cooked|baked|cleaned|painted|booked|applied|emailed|texted|rang|phoned|visited|"
-    r"accidentally|literally|actually|said (?:sorry|yes|no|goodbye|thanks|thank you))\b",
+    r"accidentally|literally|actually|said " + SAID_ACTS + r")\b",
     re.IGNORECASE)
 _PROGRESSIVE = re.compile(r"^(?:thinking|feeling|going|gonna|trying|planning|getting|being|having|doing|working|"
                           r"starting|looking|sitting|lying|stuck)\b", re.IGNORECASE)
