@@ -165,7 +165,9 @@ _TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn|so|and|
 # A hedge that ends a sentence after a comma: said back, it becomes the avatar's doubt ("Just tired, I
 # guess." was "You're tired, you guess.").
 _HEDGE = re.compile(r",\s*i (?:guess|suppose|think|reckon)$", re.IGNORECASE)
-_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+# A sentence runs to its end mark, but a quotation inside it keeps its own ("she texted back 'coffee sunday?' so
+# that's something" is one sentence).
+_SENTENCE = re.compile(r"(?:(?<!\w)['\"][^'\"\n]{1,80}['\"](?!\w)|[^.!?])+[.!?]*")
 
 
 _TRAILING_OFF = re.compile(r"\s*(?:\.{2,}|\u2026)\s*(?=[a-z])")
@@ -185,13 +187,14 @@ def _sentences(user_text: str) -> list[tuple[str, str]]:
         # fillers are left out of the person's words, not of a quotation ("it said 'lol no chance'")
         plain = spelled_out("".join(part if i % 2 else _FILLERS.sub(" ", part)
                                     for i, part in enumerate(_QUOTE_PART.split(raw)))).strip()
+        plain = re.sub(r"\s+(?=[,;:])", "", plain)  # "lovely tbh, said" loses its filler, not "lovely , said"
         out.append((raw, _HEDGE.sub("", _LEADING.sub("", plain.lstrip(" ,;:-")).rstrip(".!? ,"))))
     return out
 
 
 # Where a long sentence divides into clauses that stand alone ("..., but he read every one of them").
-_CLAUSE = re.compile(r",?\s+(?:but|because|so|and then|and now)\s+|,?\s+and\s+(?=(?:he|she|they|i|we|it)\b)",
-                     re.IGNORECASE)
+_CLAUSE = re.compile(r",?\s+(?:but|because|and then|and now)\s+|,\s+so\s+|\s+so\s+(?=(?:i|i'm|we|he|she|they|it|you|"
+                     r"that|now|there|the|my|our|his|her|their|this|everyone|nobody)\b)|,?\s+and\s+(?=(?:he|she|they|i|we|it)\b)", re.IGNORECASE)  # not "so thin"
 
 
 # A question typed without its question mark ("how do i bring it up without a fight", "do you think
@@ -213,11 +216,29 @@ _WH_QUESTION = re.compile(r"(?:how|what|why|where|when|who|which)\s+(?:do|does|d
                           r"shall)\s+(?:i|we)\b", re.IGNORECASE)
 
 
+# News told in a statement's order with its amazement in the marks ("they've let me in anyway????", "they offered
+# me the job on the spot??"): no question to the avatar.
+_AMAZED = re.compile(r"^(?:(?:wait|omg|update|so|and|but|ok|okay|guess what)\W+)*(?:i|i'm|i've|i'd|im|ive|we|we've|"
+                     r"we're|they|they've|they're|he|he's|she|she's|it|it's|my|our|his|her|their|the)\b(?!.*\b(?:you|u|"
+                     r"your|ur)\b)[^?]*(?:\?{2,}|\?!|!\?)[?!]*$", re.IGNORECASE)
+
+
+# A request to the avatar, whatever its end mark ("Tell me something nice.", "cheer me up"): answered, never said
+# back ("Tell you something nice.").
+_REQUEST = re.compile(r"^(?:(?:please|pls|plz|just|go on|so|ok|okay)\W+)*(?:tell me (?:something|a joke|a story|a fact|"
+                      r"one thing|what you think|honestly|straight|about (?:you|your)|(?:a |one )?(?:good|nice|happy|"
+                      r"funny) thing)|say something|cheer me up|distract me|make me (?:laugh|smile)|recommend\b|"
+                      r"suggest (?:something|some|a|an)\b|give me (?:(?:some|a|an|one) )?(?:ideas?|tips?|advice|reasons?|"
+                      r"something|words?|pep talk))", re.IGNORECASE)
+
+
 def is_question(sentence: str) -> bool:
     """Whether ``sentence`` asks something: a question mark, or the shape of a question typed with no
     end mark at all ("Did it anyway." is no question)."""
-    sentence = sentence.strip()
+    sentence = _QUOTE_PART.sub(" ", sentence.strip()).strip()  # "she texted back 'coffee sunday?'" asks nothing
     if "?" in sentence:
+        return _AMAZED.match(sentence) is None
+    if _REQUEST.match(_LEADING.sub("", sentence)):
         return True
     return not sentence.endswith((".", "!")) and _QUESTION.match(_LEADING.sub("", sentence)) is not None
 
@@ -406,6 +427,16 @@ def _lowered_run(match: re.Match) -> str:
 def _capital_i(text: str) -> str:
     """``text`` with the pronoun "i" capitalised."""
     return re.sub(r"\bi(?=\b|')", "I", text)
+
+
+# Where a message turns to other news: a new sentence, or "..., then", "..., but", "; ".
+_TURN = re.compile(r"(?<=[.!?])\s+|,?\s+(?:then|but|and then|and now|though|although)\s+|;\s*|\s+-\s+")
+
+
+def later_parts(user_text: str) -> list[str]:
+    """What the message says from each place it turns on (``_TURN``), after its start: "Got approved for the flat,
+    then Mum rang to say Grandad's back in hospital." -> ["Mum rang to say Grandad's back in hospital."]."""
+    return [user_text[m.end():] for m in _TURN.finditer(user_text) if user_text[m.end():].strip()]
 
 
 def flipped(user_text: str, *, max_words: int = 17) -> str:
@@ -715,6 +746,23 @@ _NOT_TO_REASSURE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|slap\
                               r"legs?|hands?|feet|foot|face|chest|head|stomach|scan|side effects?|flu|covid|virus|"
                               r"fever|period|(?:i'?m|i am|being|while|during|my|in|get|got|getting) pregnan\w*|pregnancy)\b")
 _NORMAL = {"normal": "It's completely normal", "okay": "It's completely okay", "ok": "It's completely okay"}
+# Asking whether something done or planned looks foolish ("Is it weird that I haven't washed his bed yet?",
+# "Would it be daft to try negotiating with him?", "Is that mad at my age?"): only the judges of looking odd,
+# which a listener can stand behind; "bad", "wrong" or "selfish" weigh a deed, the model's to answer. The
+# model's own answers judged against the person ("I'd say it's unusual and not normal ... It would be better
+# if you did so now." to someone whose dog had just died).
+_LOOKS_ODD = re.compile(r"(?:^|[.!?,]\s*)(?:do you think |would you say |honestly )?(?P<verb>is it|is that|would it be|"
+                        r"would that be|is this) (?:a bit |kind of |really |totally )?(?P<judge>weird|strange|odd|silly|"
+                        r"daft|mad|crazy|petty|dumb|stupid|ridiculous|cheesy|sad|pathetic|unhinged)"
+                        r"(?: (?:that|if) (?:i|we)\b[^?.!]*| to [^?.!]*| (?:at my age|of me|for me))?"
+                        r"\s*\?*(?=\s*(?:$|[.!?]))")
+# ... unless what was done is a body's or a risk's business, or a wrong to someone: that is not waved through
+# ("is it weird that I haven't eaten in three days?").
+_NOT_WAVED = re.compile(r"\b(?:eat|ate|eaten|eating|food|sleep\w*|slept|drink\w*|drank|drunk|alcohol|wine|beer|"
+                        r"vodka|drugs?|weed|smok\w*|cut\w*|burn\w*|starv\w*|purg\w*|vomit\w*|throw\w* up|weigh\w*|"
+                        r"binge\w*|diet\w*|cheat\w*|lie|lied|lying|steal\w*|stole|spy\w*|track\w*|stalk\w*|"
+                        r"read (?:his|her|their) \w+|gun|knife|die|died|dead|death|suicid\w*|alone|hide|hid|hiding|last|goodbye|"
+                        r"notes?|letters?|give away|giving away|gave away|sell\w*|sold)\b")
 
 
 def reassured(user_text: str, earlier: Sequence[str] = ()) -> str:
@@ -724,6 +772,9 @@ def reassured(user_text: str, earlier: Sequence[str] = ()) -> str:
     think you're a terrible parent."); "" when the message asks no such thing. ``earlier`` (the speaker's
     lines before, oldest first): harm told in the last two rules out reassurance as harm in the message does."""
     text = re.sub(r"\bi'm\b", "i am", spelled_out(canonical(user_text)).strip())
+    # "is it bad that part of me is still excited?" asks about the person's own feeling
+    text = re.sub(r"\b(?:a |some )?part of me (?:is|feels)\b", lambda m: "i am" if m.group(0).endswith("is") else "i feel",
+                  text)
     if _NOT_TO_REASSURE.search(text):
         return ""
     if (judged := _SELF_JUDGED.search(text)) is not None:
@@ -736,7 +787,12 @@ def reassured(user_text: str, earlier: Sequence[str] = ()) -> str:
         act = " " + second_person(am.group("act")) if am.group("act") else ""
         return f"I don't think you're {am.group('judge')}{act}."
     if (it := _IS_IT.search(text)) is None:
-        return ""
+        odd = _LOOKS_ODD.search(text)
+        if odd is None or any(_NOT_WAVED.search(line) or _NOT_TO_REASSURE.search(line)
+                              for line in (text, *map(canonical, list(earlier)[-2:]))):
+            return ""
+        would = " would be" if odd.group("verb").startswith("would") else "'s"
+        return f"I don't think it{would} {odd.group('judge')} at all."
     judge = it.group("judge")
     lead = _NORMAL.get(judge, f"It's not {judge} at all")
     # "that I feel guilty" is said as "to feel guilty": "that you feel guilty" would name their feeling for them

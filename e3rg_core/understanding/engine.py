@@ -469,7 +469,7 @@ class Understander:
         # without an opening, a message said back as it came reads as the avatar's own words ("Nothing much,
         # just the usual."), unless it is news the reader leans on ("third interview. nothing.") or theirs
         text = decided.turn.text
-        restated = "" if fam == "thanked" else self._restatement(decided, ctx,
+        restated = "" if fam == "thanked" else self._restatement(decided, ctx, fam=fam,
                                                                  echo=bool(opening) or openings.told_as_news(news))
         group = self._closing_group(decided, ctx, fam=fam, news=news, bad_before=bad_before)
         if not restated and not opening:
@@ -557,7 +557,8 @@ class Understander:
                 return said_back
         return ""
 
-    def _restatement(self, decided: Decided, ctx: faults.ReplyContext, *, echo: bool = False) -> str:
+    def _restatement(self, decided: Decided, ctx: faults.ReplyContext, *, fam: str | None = None,
+                     echo: bool = False) -> str:
         """What happened, said back to the person as "you": their own sentence turned (``composer.flipped``)
         where it fits, else (with ``echo``: after an opening that says how it lands, or for news the reader
         leans on) a message of short pieces said back as it came (``composer.echoed``: "Whole team, no
@@ -573,7 +574,7 @@ class Understander:
             return composer.restatement_ok(sentence, user_text=turn.text, earlier=ctx.earlier_user,
                                            begins_you=begins_you) and self._sayable(sentence, decided, ctx)
 
-        turned = composer.flipped(turn.text)
+        turned = self._turned(turn.text, fam)
         if turned and fits(turned, begins_you=False):
             return turned
         said_back = self._echo(decided, ctx) if echo else ""  # the person's words as they came
@@ -595,6 +596,26 @@ class Understander:
                 return first
         decided.guarded.append("no fitting restatement")
         return ""
+
+    @staticmethod
+    def _turned(text: str, fam: str | None) -> str:
+        """``composer.flipped`` of the part of ``text`` that fits the opening of family ``fam``: where the
+        message tells other news first ("Got approved for the flat I wanted, then an hour later Mum rang to say
+        Grandad's back in hospital.", "My name is Harold. My wife Joan passed away last spring..."), the
+        first later part whose own words are of the opening's kind is said back, not "That's such a letdown.
+        You got approved for the flat you wanted."; "" when the first part is of the other kind and no later
+        part fits."""
+        def kind(said: str) -> str | None:
+            return "bad" if openings.names_bad_news(said) else openings.tone(said)
+
+        first, want = composer.flipped(text), openings.kind_of(fam)
+        if want is None or not first or kind(first) == want:
+            return first
+        for part in composer.later_parts(text):
+            turned = composer.flipped(part)
+            if turned and kind(turned) == want:
+                return turned
+        return first if kind(first) is None else ""
 
     def _written_sentences(self, decided: Decided, *, opening: str = "", partial: bool = False,
                            first_clause_words: int = 0) -> Iterator[str]:

@@ -17,7 +17,7 @@ import re
 from typing import Mapping, Sequence
 
 from e3rg_core.types import RiskAssessment
-from e3rg_core.understanding.safety.guard import distressed, names_bad_news
+from e3rg_core.understanding.safety.guard import distressed, good_outcome, names_bad_news
 from e3rg_core.understanding.safety.text import canonical
 
 # Family -> openings. Each is a whole short sentence, so it can be spoken while the rest is written.
@@ -150,6 +150,11 @@ GENTLE_AT = 0.6
 _GLOOMY_FAMILIES = frozenset({"loss", "lonely", "worry", "unfair", "sting", "guilt", "letdown", "hard", "fed_up"})
 
 
+def kind_of(fam: str | None) -> str | None:
+    """The kind of news an opening of family ``fam`` meets: "good", "bad", or None (a plain or partial one)."""
+    return "good" if fam in _GOOD_FAMILIES else "bad" if fam in _GLOOMY_FAMILIES else None
+
+
 def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, asks: bool = False,
            confidence: float = 1.0, earlier: Sequence[str] = (), news: Mapping[str, float] | None = None) -> str | None:
     """Which bank the reply's opening comes from, or ``None`` for no opening (a plain message, an
@@ -176,6 +181,10 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
             # the vote and the reader both read good news with a setback told in it ("passed her driving
             # test today, first go! She failed the theory twice"): neither sorrow nor cheer
             return None
+        if good_outcome(user_text) and sure_news(news) == "good":
+            # feared news that came to nothing, told with the hospital still in it ("it's benign!!! i'm sat
+            # crying in the hospital car park"): the vote read the waiting before it
+            return "glad"
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
     chosen, sure = _by_vote_and_words(user_text, fam, confidence, earlier, news), sure_news(news)
     if sarcastic(user_text):
@@ -199,7 +208,7 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
 
 # A wrong done to the person by someone ("they laughed at me", "blamed me", "kept my deposit"): what "That's
 # so unfair." and "You didn't deserve that." answer.
-_WRONGED = re.compile(r"\b(?:to|at|on|about|behind) (?:me|us)\b|\b(?:blamed|accused|ignored|fired|sacked|dumped|"
+_WRONGED = re.compile(r"\b(?<!next )(?:to|at|on|about|behind) (?:me|us)\b|\b(?:blamed|accused|ignored|fired|sacked|dumped|"
                       r"ghosted|cheated on|lied to|screamed at|shouted at|yelled at|swore at|laughed at|mocked|called|"
                       r"stole|took|kept|charged|fined|refused|rejected|excluded|overlooked|humiliated|insulted|"
                       r"embarrassed|cut|blanked|snubbed|banned)(?: \w+)? (?:me|us|my|our)\b")
@@ -211,7 +220,13 @@ _OWN_MISHAP = re.compile(
     r"(?:^|[.!?]\s+|\b(?:i|we)\s+(?:\w+\s+){0,2}?)(?:accidentally|" + _HURTFUL + r"|dropped|spilled|spilt|smashed|"
     r"dented|scratched|overslept|locked myself|left my|messed up|screwed up|cocked up|replied all|replied to all|"
     r"deleted|called my \w+ (?:mom|mum|dad|mummy))\b")
+_REGRET = re.compile(r"\b(?:(?:which|that) was\W{1,5}(?:not ideal|not great|not my finest)|not my (?:finest|proudest|"
+                     r"best) moment|my bad(?=\s*(?:$|[.,!;]))|i shouldn'?t have|in hindsight|i regret|i feel (?:awful|terrible|bad) about "
+                     r"(?:it|that|what i))\b")
 _HURT_SOMEONE = re.compile(r"\b(?:" + _HURTFUL + r")\b")
+
+
+_THEIR_CHILD = re.compile(r"\b(?:my|our) (?:son|daughter|kid|kids|child|children|boy|girl|little one|baby)\b")
 
 
 def wronged(user_text: str) -> bool:
@@ -223,6 +238,8 @@ def own_mishap(user_text: str) -> str | None:
     """"guilt" for a mishap of the person's own that hurt or let down someone, "sting" for any other (an
     embarrassment), or None when the message tells of none or of a wrong done to them (``_OWN_MISHAP``)."""
     text = canonical(user_text)
+    if _REGRET.search(text) is not None:
+        return "guilt"  # "i said it at her hen do which was... not ideal": their own doing, regretted
     if _OWN_MISHAP.search(text) is None or _WRONGED.search(text):
         return None
     return "guilt" if _HURT_SOMEONE.search(text) else "sting"
@@ -241,7 +258,11 @@ def _family_of(label: str, user_text: str, earlier: Sequence[str] = ()) -> str |
     mishap = own_mishap(user_text) or (own_mishap(earlier[-1]) if earlier and not done_to_them else None)
     if mishap is not None:
         return mishap
-    return "fed_up" if label == "annoyed" and not done_to_them else fam
+    if done_to_them or label not in ("annoyed", "disgusted"):
+        return fam
+    # disgust at what someone did near them ("a man next to me ate an entire rotisserie chicken. with his hands")
+    # is no injustice either, unless it was done to their child ("some girls told her she smells")
+    return fam if label == "disgusted" and _THEIR_CHILD.search(canonical(user_text)) else "fed_up"
 
 
 def sure_news(news: Mapping[str, float] | None, at: float = NEWS_VETO) -> str | None:

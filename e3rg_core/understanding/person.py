@@ -85,7 +85,8 @@ _PAST_WITH_OBJECT = re.compile(r"^[a-z]{3,}ed (?:a|an|the|my|our|his|her|their|s
 # "Still insists on..." has its subject elsewhere: an adverb and a verb that does not go with "I".
 _ADVERB_THIRD = re.compile(r"^(?:just|really|never|honestly|sometimes|always|still|almost|already|finally|nearly|"
                            r"accidentally|literally|actually) [a-z]+[^s']s\b", re.IGNORECASE)
-_ADVERB_ING = re.compile(r"^(?:just|really|still|honestly|literally|actually|finally) [a-z]{2,}ing\b", re.IGNORECASE)
+_ADVERB_ING = re.compile(r"^(?:just|really|still|honestly|literally|actually|finally|never|not|definitely|probably|always) "
+                         r"[a-z]{2,}ing\b", re.IGNORECASE)
 
 
 def _progressive(text: str) -> bool:
@@ -102,10 +103,16 @@ _PASSIVE = re.compile(r"^(?:diagnosed|promoted|fired|sacked|hired|dumped|ghosted
 _DONE_TO_ME = re.compile(r"^[a-z']+(?: [a-z']+)? (?:me|us)\b", re.IGNORECASE)
 
 
+# ... or a line that goes on with what someone did in the line before ("then had the nerve to ask me to 'polish
+# it up'" after "my manager presented MY report"): the writer as the object, or a nerve only others have.
+_GOES_ON = re.compile(r"^(?:and |then |and then |also |plus )+(?:\w+ ){0,6}?(?:me|us)\b|"
+                      r"^(?:and |then |and then |also |plus )*(?:had|has) the (?:nerve|audacity|cheek|gall)\b", re.IGNORECASE)
+
+
 def done_to_writer(text: str) -> bool:
     """Does ``text`` begin with a verb done to the writer, who did it left out ("walked past me in the
-    corridor")? Not "They offered me...", which names them."""
-    return lacks_subject(text) and _DONE_TO_ME.match(text) is not None
+    corridor", "then had the nerve to ask me...")? Not "They offered me...", which names them."""
+    return lacks_subject(text) and (_DONE_TO_ME.match(text) is not None or _GOES_ON.match(text) is not None)
 
 
 # How the writer is, "I'm" left out ("tired of being the only one who cleans", "proud of my son").

@@ -488,3 +488,58 @@ def test_a_question_typed_with_a_full_stop_is_not_said_back_as_a_statement():
     assert composer.asks_listener("what do I wear. is a blazer too much")
     assert composer.asks_listener("is a blazer too much")
     assert not composer.asks_listener("the blazer is too much.")
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("Is it weird that I haven't washed his bed yet?", "I don't think it's weird at all."),
+    ("Would it be daft to try negotiating with him?", "I don't think it would be daft at all."),
+    ("My wife says I should open that workshop. Is that mad at my age?", "I don't think it's mad at all."),
+    ("Is it bad that part of me is still excited about the flat?",
+     "It's not bad at all to still be excited about the flat."),
+])
+def test_a_question_whether_something_looks_odd_is_answered_that_it_does_not(message, expected):
+    assert composer.reassured(message) == expected
+
+
+@pytest.mark.parametrize("message, earlier", [
+    ("is it weird that I haven't eaten in three days?", ()),  # a body's business
+    ("is it weird to send one last message?", ()),  # a farewell's words
+    ("is it bad that I read her texts?", ()),  # "bad" weighs a deed: the model's to answer
+    ("Is that weird?", ("I hit him when he wouldn't stop crying.",)),  # harm told just before
+])
+def test_what_looks_odd_is_not_waved_through_where_it_may_be_harm(message, earlier):
+    assert composer.reassured(message, earlier) == ""
+
+
+@pytest.mark.parametrize("message, asks", [
+    ("she just texted back 'coffee sunday?' so that's something", False),  # the question mark is hers
+    ("WAIT. just got the email. they've let me in anyway????", False),  # amazement, told as news
+    ("he said WHAT??", False),
+    ("did you see that??", True),
+    ("Tell me something nice. I'm begging.", True),  # a request, whatever its end mark
+    ("please just distract me", True),
+    ("tell me about it.", False),  # agreement, not a request
+])
+def test_what_asks_the_avatar_something(message, asks):
+    assert composer.asks_listener(message) is asks
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("he was actually really sweet, had no idea the walls were so thin",
+     "You said he was actually really sweet, had no idea the walls were so thin."),  # "so thin" is no clause
+    ("the nurse was lovely tbh, said it's very manageable if i make some changes",
+     "The nurse was lovely, said it's very manageable if you make some changes."),  # no space left before a comma
+    ("anyway, home now. feet up. never leaving the house again", "You're never leaving the house again."),
+    ("then had the nerve to ask me to 'polish it up' before the directors see it", ""),  # someone else did it
+    ("Tell me something nice. I'm begging.", ""),  # a request is not said back
+])
+def test_restatements_keep_the_words_and_who_did_what(message, expected):
+    assert composer.flipped(message) == expected
+
+
+def test_later_parts_start_where_the_message_turns():
+    assert composer.later_parts("Got approved for the flat, then Mum rang to say Grandad's back in hospital.") == [
+        "Mum rang to say Grandad's back in hospital."]
+    assert composer.later_parts("Good evening. My name is Harold. Joan died.") == [
+        "My name is Harold. Joan died.", "Joan died."]
+    assert composer.later_parts("one plain sentence") == []

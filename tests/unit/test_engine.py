@@ -645,3 +645,12 @@ def test_a_painful_vote_that_chose_no_opening_sets_no_gloomy_closing_where_the_r
     assert group(ukulele, leans_good) is None  # not "That's a lot to deal with."
     assert group(ukulele, leans_bad) == "hard"
     assert group("my grandad died on sunday", leans_good) == "hard"  # bad news by name keeps its gentle closing
+
+
+def test_the_part_said_back_is_the_news_the_opening_meets():
+    mixed = "Weird day. Got approved for the flat I wanted, then an hour later Mum rang to say Grandad's back in hospital."
+    assert "hospital" in Understander._turned(mixed, "letdown")
+    assert "flat" in Understander._turned(mixed, None)  # no opening: the message's first news
+    intro = "Good evening. My name is Harold. My wife Joan passed away last spring and the evenings are rather long."
+    assert Understander._turned(intro, "lonely").startswith("Your wife Joan passed away")
+    assert Understander._turned("Love that for me.", "fed_up") == ""  # sarcasm's good words are not said back

@@ -404,3 +404,28 @@ def test_a_lump_found_harmless_is_met_gladly():
     text = "RESULTS BACK. it's a cyst. completely harmless. I cried in the car park"
     assert openings.relieved(text)
     assert fam(text, "terrified", "fear", confidence=0.8) == "glad"
+
+
+@pytest.mark.parametrize("label, message, expected", [
+    ("disgusted", "a man next to me ate an entire rotisserie chicken. with his hands.", "fed_up"),  # no wrong done
+    ("disgusted", "My daughter came home saying some girls told her she smells.", "unfair"),  # done to their child
+    ("angry", "he shouted at me in front of everyone", "unfair"),
+    ("contempt", "and honestly i stand by it. but i said it at her hen do which was... not ideal", "guilt"),
+    ("contempt", "Her name's Jules. She laughs at all my bad jokes.", "unfair"),  # "my bad jokes" is no regret
+])
+def test_anger_is_met_as_injustice_only_where_a_wrong_was_done(label, message, expected):
+    assert openings._family_of(label, message) == expected
+
+
+def test_feared_news_that_came_to_nothing_is_met_gladly_with_the_hospital_in_it():
+    message = "ok i'm back. it's benign!!! i'm sat crying in the hospital car park"
+    good = {"good": 0.8, "bad": 0.1, "neither": 0.1}
+    assert openings.family(message, label="terrified", coarse="fear", risk=RiskAssessment(), news=good) == "glad"
+    unsure = {"good": 0.5, "bad": 0.4, "neither": 0.1}
+    assert openings.family(message, label="terrified", coarse="fear", risk=RiskAssessment(),
+                           news=unsure) != "glad"
+
+
+def test_kind_of_news_an_opening_meets():
+    assert openings.kind_of("loss") == "bad" and openings.kind_of("joy") == "good"
+    assert openings.kind_of("answer") is None and openings.kind_of(None) is None

@@ -477,3 +477,10 @@ def test_a_question_whose_answer_failed_gets_an_honest_not_sure_not_cheer():
     # a question about bad news is still met gently
     funeral = "My dad died on Monday. What do I even say at the funeral?"
     assert safe_reply(funeral, "sad", asked=True) == safe_reply(funeral, "sad")
+
+
+def test_safe_reply_to_a_plain_question_is_not_sorrow_the_vote_read_into_it():
+    reply = safe_reply("My wife says I should open that workshop. Is that mad at my age?", "sad", asked=True)
+    assert "sorry" not in reply.lower() and "painful" not in reply
+    gentle = safe_reply("My dad died last night. What do I even do now?", "sad", asked=True).lower()
+    assert "sorry" in gentle or "hard" in gentle  # a question that names bad news is still met gently

@@ -139,9 +139,11 @@ _SAFE = {
     "happy": ("That's lovely to hear.", "What good news.", "That sounds like a really good moment."),
     "neutral": ("I see.", "Thanks for telling me.", "I hear you."),
     "asked": ("Honestly, I'm not sure.", "That's a hard one to call.", "I'm not sure I know, to be honest."),
+    "asked_gently": ("That's a hard one, honestly.", "I'm not sure I know, honestly."),
 }
 _FOLLOW = ("Do you want to tell me more about it?", "I'm here if you want to talk it through.",
            "How are you holding up right now?")
+_FOLLOW_GENTLY = ("How are you feeling about it all?", "What's on your mind about it?")
 _FOLLOW_LIGHT = ("Tell me more.", "How do you feel about it?", "What happened next?")
 _FOLLOW_ASKED = ("What are you leaning towards?", "What do you think yourself?", "What's your gut telling you?")
 
@@ -151,8 +153,14 @@ def safe_reply(user_text: str, coarse: str, *, caring: bool = False, asked: bool
     or had nothing fitting in it. Bad news always gets a gentle one, whatever the emotion vote said; a
     question to the avatar (``asked``) an honest "not sure", not "That's lovely to hear." to "Any idea how
     to word a resignation?"."""
-    if distressed(user_text, coarse, RiskAssessment()) or caring:
+    heard = canonical(user_text)
+    # a question with no hard word in it is not met with sorrow the vote alone read into it ("Is that mad at my
+    # age?" got "I'm so sorry. That sounds really painful."): an honest "not sure", said gently
+    plain_question = asked and not _bad_news(heard) and _BAD_NEWS_WEAK.search(_RESOLVED.sub(" ", heard)) is None
+    if caring or (distressed(user_text, coarse, RiskAssessment()) and not plain_question):
         group = coarse if coarse in ("sad", "fear", "angry") else ("sad" if coarse == "disgusted" else "other")
+    elif asked and coarse in _NEGATIVE_CLASSES:
+        group = "asked_gently"
     elif asked:
         group = "asked"
     else:
@@ -160,6 +168,6 @@ def safe_reply(user_text: str, coarse: str, *, caring: bool = False, asked: bool
     pick = int.from_bytes(hashlib.sha256(user_text.encode("utf-8", "replace")).digest()[:4], "big")
     first = _SAFE[group][pick % len(_SAFE[group])]
     follows = (_FOLLOW if group in ("sad", "fear", "angry", "other") else _FOLLOW_ASKED if group == "asked"
-               else _FOLLOW_LIGHT)
+               else _FOLLOW_GENTLY if group == "asked_gently" else _FOLLOW_LIGHT)
     follow = "How are you feeling right now?" if caring else follows[(pick // 7) % len(follows)]
     return f"{first} {follow}"
