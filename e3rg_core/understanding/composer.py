@@ -17,7 +17,7 @@ import re
 from typing import Iterator, Sequence
 
 from e3rg_core.understanding import faults
-from e3rg_core.understanding.person import (SAID_ACTS, done_to_writer, has_first_person, lacks_subject,
+from e3rg_core.understanding.person import (SAID_ACTS, amazed, done_to_writer, has_first_person, lacks_subject,
                                             reported_quote, second_person, speaks_to_listener, with_subject)
 from e3rg_core.understanding.safety.text import canonical
 
@@ -216,13 +216,6 @@ _WH_QUESTION = re.compile(r"(?:how|what|why|where|when|who|which)\s+(?:do|does|d
                           r"shall)\s+(?:i|we)\b", re.IGNORECASE)
 
 
-# News told in a statement's order with its amazement in the marks ("they've let me in anyway????", "they offered
-# me the job on the spot??"): no question to the avatar.
-_AMAZED = re.compile(r"^(?:(?:wait|omg|update|so|and|but|ok|okay|guess what)\W+)*(?:i|i'm|i've|i'd|im|ive|we|we've|"
-                     r"we're|they|they've|they're|he|he's|she|she's|it|it's|my|our|his|her|their|the)\b(?!.*\b(?:you|u|"
-                     r"your|ur)\b)[^?]*(?:\?{2,}|\?!|!\?)[?!]*$", re.IGNORECASE)
-
-
 # A request to the avatar, whatever its end mark ("Tell me something nice.", "cheer me up"): answered, never said
 # back ("Tell you something nice.").
 _REQUEST = re.compile(r"^(?:(?:please|pls|plz|just|go on|so|ok|okay)\W+)*(?:tell me (?:something|a joke|a story|a fact|"
@@ -237,7 +230,7 @@ def is_question(sentence: str) -> bool:
     end mark at all ("Did it anyway." is no question)."""
     sentence = _QUOTE_PART.sub(" ", sentence.strip()).strip()  # "she texted back 'coffee sunday?'" asks nothing
     if "?" in sentence:
-        return _AMAZED.match(sentence) is None
+        return not amazed(sentence)
     if _REQUEST.match(_LEADING.sub("", sentence)):
         return True
     return not sentence.endswith((".", "!")) and _QUESTION.match(_LEADING.sub("", sentence)) is not None
@@ -437,6 +430,11 @@ def later_parts(user_text: str) -> list[str]:
     """What the message says from each place it turns on (``_TURN``), after its start: "Got approved for the flat,
     then Mum rang to say Grandad's back in hospital." -> ["Mum rang to say Grandad's back in hospital."]."""
     return [user_text[m.end():] for m in _TURN.finditer(user_text) if user_text[m.end():].strip()]
+
+
+def sentences_of(user_text: str) -> list[str]:
+    """The message's sentences, each as written."""
+    return [raw for raw, _ in _sentences(user_text)]
 
 
 def flipped(user_text: str, *, max_words: int = 17) -> str:

@@ -449,7 +449,14 @@ class Understander:
         news = news if news is not None else self.read_news(turn.text)
         fam = openings.family(turn.text, label=u.emotion, coarse=u.coarse, risk=u.risk, asks=ctx.asks,
                               confidence=u.confidence, earlier=ctx.earlier_user, news=news)
-        return fam, openings.choose(fam, turn.text, previous_reply=ctx.previous_reply, seed=self.settings.seed)
+        opening = openings.choose(fam, turn.text, previous_reply=ctx.previous_reply, seed=self.settings.seed)
+        answer = openings.ideas_asked(turn.text, composer.question(turn.text)) if (
+            ctx.asks and openings.kind_of(fam) == "bad" and u.risk.level == "none") else None
+        if answer is not None:
+            # bad news with a request for ideas ("funeral's friday and they want me to read something. any ideas
+            # for a nan who lived for her garden?"): met gently, then answered, not left at "I'm so sorry."
+            return answer, f"{opening} {openings.choose(answer, turn.text, seed=self.settings.seed)}"
+        return fam, opening
 
     def _composed_sentences(self, decided: Decided, ctx: faults.ReplyContext, *, fam: str | None, opening: str,
                             closing: bool = True, bad_before: bool = False, news: Mapping[str, float] | None = None,
@@ -611,11 +618,12 @@ class Understander:
         first, want = composer.flipped(text), openings.kind_of(fam)
         if want is None or not first or kind(first) == want:
             return first
-        for part in composer.later_parts(text):
-            turned = composer.flipped(part)
-            if turned and kind(turned) == want:
-                return turned
-        return first if kind(first) is None else ""
+        # what the message says from each turn in it, then each of its sentences alone ("neighbour's started
+        # learning the drums." before "love that for me", said in sarcasm)
+        others = [composer.flipped(part) for part in (*composer.later_parts(text), *composer.sentences_of(text))]
+        return next((turned for turned in others if turned and kind(turned) == want),
+                    first if kind(first) is None else next((turned for turned in others
+                                                            if turned and kind(turned) is None), ""))
 
     def _written_sentences(self, decided: Decided, *, opening: str = "", partial: bool = False,
                            first_clause_words: int = 0) -> Iterator[str]:

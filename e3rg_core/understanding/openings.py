@@ -17,6 +17,7 @@ import re
 from typing import Mapping, Sequence
 
 from e3rg_core.types import RiskAssessment
+from e3rg_core.understanding.person import amazed
 from e3rg_core.understanding.safety.guard import distressed, good_outcome, names_bad_news
 from e3rg_core.understanding.safety.text import canonical
 
@@ -150,6 +151,11 @@ GENTLE_AT = 0.6
 _GLOOMY_FAMILIES = frozenset({"loss", "lonely", "worry", "unfair", "sting", "guilt", "letdown", "hard", "fed_up"})
 
 
+def _last_sentence(user_text: str) -> str:
+    parts = [part for part in re.split(r"(?<=[.!?])\s+(?=\S)", user_text.strip()) if part]
+    return parts[-1] if parts else ""
+
+
 def kind_of(fam: str | None) -> str | None:
     """The kind of news an opening of family ``fam`` meets: "good", "bad", or None (a plain or partial one)."""
     return "good" if fam in _GOOD_FAMILIES else "bad" if fam in _GLOOMY_FAMILIES else None
@@ -193,6 +199,10 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     other = "bad" if chosen in _GOOD_FAMILIES else "good" if chosen in _GLOOMY_FAMILIES else None
     if other and sure == other:
         return None  # "That's so unfair." to a neighbour who mowed the lawn: the vote read the conversation
+    if other and amazed(_last_sentence(user_text)) and sure_news(news, at=0.5) == other:
+        # amazement in the marks is read by the vote as any strong feeling ("WAIT. just got the email. they've
+        # let me in anyway????" as annoyance): the reader leaning the other way is enough to say no opening
+        return None
     if chosen in _GLOOMY_FAMILIES and tone(user_text) != "bad" and turned_for_the_better(user_text, news):
         # "That's a lot of worry to carry." to "It was just my drunk neighbour.": relief is met gladly; an
         # update the reader only leans good on gets no opening
@@ -517,6 +527,21 @@ _THANKS = re.compile(
 def thanks_listener(user_text: str) -> bool:
     """The message thanks the avatar for listening or says the talk helped."""
     return _THANKS.search(canonical(user_text)) is not None
+
+
+# A request for ideas or suggestions, which a gentle opening alone would leave unanswered.
+_IDEAS = re.compile(r"\b(?:any (?:ideas|tips|advice|suggestions|recommendations)|ideas (?:for|of|on)|tips (?:for|on)|"
+                    r"suggest\w*|recommend\w*|what(?:'s| is| would be| are) (?:a |some )?good|what (?:could|should|can) i "
+                    r"(?:say|read|write|bring|get|buy|wear|cook|make|send|put))\b")
+
+
+def ideas_asked(user_text: str, question: str) -> str | None:
+    """The family of an answer's start ("answer", "advise"...) for a message whose question (``question``, as
+    written) asks for ideas and names no bad news itself, else None."""
+    if not question or _IDEAS.search(canonical(question)) is None or names_bad_news(question):
+        return None
+    fam = _answer(question)
+    return fam if fam in ("answer", "advise") else None
 
 
 def _answer(user_text: str) -> str:

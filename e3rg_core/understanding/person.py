@@ -240,3 +240,15 @@ def reported_quote(sentence: str) -> str | None:
         out.append(new + tail if new is not None else word)
     verb = "said" if match.group("verb").lower() in ("goes", "went") else match.group("verb")
     return f"{who} {verb} {' '.join(out)}"
+
+
+# News told in a statement's order with its amazement in the marks ("they've let me in anyway????", "they offered
+# me the job on the spot??"): no question to the avatar.
+_AMAZED = re.compile(r"^(?:(?:wait|omg|update|so|and|but|ok|okay|guess what)\W+)*(?:i|i'm|i've|i'd|im|ive|we|we've|"
+                     r"we're|they|they've|they're|he|he's|she|she's|it|it's|my|our|his|her|their|the)\b(?!.*\b(?:you|u|"
+                     r"your|ur)\b)[^?]*(?:\?{2,}|\?!|!\?)[?!]*$", re.IGNORECASE)
+
+
+def amazed(sentence: str) -> bool:
+    """Is ``sentence`` news told in a statement's order, its amazement in its marks (``_AMAZED``)?"""
+    return _AMAZED.match(sentence.strip()) is not None

@@ -654,3 +654,15 @@ def test_the_part_said_back_is_the_news_the_opening_meets():
     intro = "Good evening. My name is Harold. My wife Joan passed away last spring and the evenings are rather long."
     assert Understander._turned(intro, "lonely").startswith("Your wife Joan passed away")
     assert Understander._turned("Love that for me.", "fed_up") == ""  # sarcasm's good words are not said back
+
+
+def test_bad_news_with_a_request_for_ideas_is_met_gently_then_answered():
+    chat = ContinuingChat(label="devastated", reply=" read a short poem about her roses.")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    text = "funeral's friday and they want me to read something. any ideas for a nan who lived for her garden?"
+    decided = engine.decide(UserTurn(text=text))
+    fam, start = engine.opening(decided)
+    gentle, begun = start.split(". ", 1)
+    assert fam == "advise" and gentle + "." in openings.BANK["loss"] and begun in openings.BANK["advise"]
+    sentences = list(engine.reply_sentences(decided))
+    assert sentences == [gentle + ".", f"{begun} read a short poem about her roses."]

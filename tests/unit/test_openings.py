@@ -4,7 +4,7 @@ when the vote is unsure."""
 import pytest
 
 from e3rg_core.types import RiskAssessment
-from e3rg_core.understanding import openings, safety
+from e3rg_core.understanding import composer, openings, safety
 from e3rg_core.understanding.faults import DETECTORS, ReplyContext
 
 NONE = RiskAssessment()
@@ -429,3 +429,13 @@ def test_feared_news_that_came_to_nothing_is_met_gladly_with_the_hospital_in_it(
 def test_kind_of_news_an_opening_meets():
     assert openings.kind_of("loss") == "bad" and openings.kind_of("joy") == "good"
     assert openings.kind_of("answer") is None and openings.kind_of(None) is None
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("funeral's friday and they want me to read something. any ideas for a nan who lived for her garden?", "advise"),
+    ("my dog died. can you recommend a book for the kids about it?", "answer"),
+    ("My dad died last night. What do I even do now?", None),  # no request for ideas: comfort first
+    ("I lost my job. any tips for telling my kids that I lost my job?", None),  # the question names the bad news
+])
+def test_bad_news_with_a_request_for_ideas_is_answered_after_a_gentle_opening(message, expected):
+    assert openings.ideas_asked(message, composer.question(message)) == expected
