@@ -484,3 +484,18 @@ def test_safe_reply_to_a_plain_question_is_not_sorrow_the_vote_read_into_it():
     assert "sorry" not in reply.lower() and "painful" not in reply
     gentle = safe_reply("My dad died last night. What do I even do now?", "sad", asked=True).lower()
     assert "sorry" in gentle or "hard" in gentle  # a question that names bad news is still met gently
+
+
+@pytest.mark.parametrize("message, bad", [
+    ("So I finally went to the doctor about my back. Turns out it's a herniated disc.", True),
+    ("nan fell and broke her hip last night", True),
+    ("My grandad had a stroke on Tuesday.", True),
+    ("Came off my bike and was sure I'd broken my wrist, turns out it's only a mild sprain.", False),
+    ("x ray back. it's just a sprain. not even a fracture", False),
+    ("He did a wheelie in the hallway and I nearly had a heart attack", False),
+    ("broke my phone screen again", False),
+])
+def test_an_injury_or_condition_found_is_bad_news_and_one_feared_that_was_not_is_not(message, bad):
+    from e3rg_core.understanding.safety.guard import names_bad_news
+
+    assert names_bad_news(message) is bad

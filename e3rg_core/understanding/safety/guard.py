@@ -28,7 +28,12 @@ _BAD_NEWS = re.compile(
     # "he left me a voicemail")
     r"left me(?! (?:her|his|their|a|an|some|everything|all|money|the|\d)\b)|evict\w*|"
     r"bankrupt|robbed|mugged|assault\w*|abus\w*|bullied|harass\w*|hopeless|worthless|heartbroken|devastated|"
-    r"grieving|mourning)\b"
+    r"grieving|mourning|"
+    # an injury or a condition found ("Turns out it's a herniated disc.")
+    r"herniated|slipped disc|fractured?|(?:broke|broken) (?:my|his|her|their|both|a) (?:leg|legs|arm|arms|wrist|ankle|"
+    r"hip|ribs?|collarbone|foot|hand|back|neck|nose|toe|knee|elbow|shoulder|jaw|pelvis)|torn (?:my |his |her )?(?:ligament|"
+    r"acl|muscle|tendon|cartilage|meniscus|hamstring)|(?<!nearly )(?<!almost )had a (?:stroke|heart attack|seizure)|dementia|alzheimer'?s|"
+    r"parkinson'?s)\b"
 )
 # Bad news that turned out well: "the scan came back clear", "I'm cancer free", "it was benign". Said, it
 # is good news, and the bad-news words in it are not read as bad news.
@@ -38,7 +43,11 @@ _RESOLVED = re.compile(
     r"fine|normal|nothing serious|nothing to worry about|all good)\b|\ball clear\b|\bin remission\b|"
     r"\bnot (?:cancer\w*|a tumou?r|malignant)\b|\bno (?:sign of |signs of |trace of )?(?:cancer|tumou?r)\b|\bbenign\b|"
     r"\bbeat (?:cancer|it)\b|\bcancer survivor\b|\bfinished (?:chemo|chemotherapy|radiotherapy|radiation|treatment)\b|"
-    r"\brang the bell\b|\b(?:completely |totally |perfectly )?harmless\b|\b(?:just|only) a cyst\b"
+    r"\brang the bell\b|\b(?:completely |totally |perfectly )?harmless\b|\b(?:just|only) a cyst\b|"
+    # an injury feared that was not one ("sure I'd broken my wrist, turns out it's only a mild sprain")
+    r"\b(?:thought|sure|convinced|worried) (?:i'?d|i had|it was|he'?d|she'?d|that i'?d) (?:\w+ ){0,2}?(?:broken|"
+    r"fractured|torn) (?:\w+ )?\w+|\b(?:just|only) a (?:mild |minor |bad )?(?:sprain|strain|bruise)\b|"
+    r"\bnot (?:even )?(?:a fracture|broken|fractured)\b"
 )
 # Weaker signs, trusted only when the emotion vote did not read joy or surprise.
 _BAD_NEWS_WEAK = re.compile(
