@@ -651,7 +651,7 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
 }
 # a kindness or a thank-you is met as one ("That must mean a lot."), not with "How are you celebrating?"
 _GROUP = {"pride": "pride", "warm": "glad", "excited": "good", "joy": "good", "surprise": "surprise",
-          "impressed": "impressed", "glad": "glad", "kind": "glad"}
+          "impressed": "impressed", "glad": "glad", "kind": "glad", "praised": "thanked"}
 # Said only where someone or something was lost ("That leaves such a gap." to a diagnosis reads as if
 # they had died).
 _AFTER_A_LOSS = {"That leaves such a gap."}

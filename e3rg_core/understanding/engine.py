@@ -472,11 +472,11 @@ class Understander:
         news sets no gloomy closing. ``bad_before``: one of the speaker's last lines named bad news."""
         if opening:
             yield opening
-        # thanks for the talk: nothing to say back, the door left open
+        # thanks or praise for the avatar: nothing to say back, the door left open
         # without an opening, a message said back as it came reads as the avatar's own words ("Nothing much,
         # just the usual."), unless it is news the reader leans on ("third interview. nothing.") or theirs
         text = decided.turn.text
-        restated = "" if fam == "thanked" else self._restatement(decided, ctx, fam=fam,
+        restated = "" if fam in ("thanked", "praised") else self._restatement(decided, ctx, fam=fam,
                                                                  echo=bool(opening) or openings.told_as_news(news))
         group = self._closing_group(decided, ctx, fam=fam, news=news, bad_before=bad_before)
         if not restated and not opening:

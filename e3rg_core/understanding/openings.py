@@ -55,6 +55,8 @@ BANK: dict[str, tuple[str, ...]] = {
     "glad": ("Oh, I'm so glad.", "I'm really glad.", "Oh, that's good.", "Oh, I'm glad."),
     # Thanks to the avatar itself ("thanks for listening, that helped"): glad it helped, and the door left open.
     "thanked": ("I'm really glad it helped.", "I'm so glad.", "Thank you for saying that."),
+    # Praise of the avatar ("you're more patient than my brother"): thanks, not the praise handed back.
+    "praised": ("Aw, thank you.", "That's kind of you to say.", "Thank you, that's really kind."),
     # The start of an answer to a question put to the avatar, not a sentence: the model finishes it, so it
     # answers instead of asking back ("What do you think makes your favourite food special?").
     "answer": ("I'd say", "Honestly, I'd say", "I think"),
@@ -176,6 +178,8 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     if thanks_listener(user_text) and tone(_THANKS.sub(" ", canonical(user_text))) != "bad" \
             and not names_bad_news(user_text):
         return "thanked"
+    if praises_listener(user_text) and not asks and not names_bad_news(user_text):
+        return "praised"
     fam = _family_of(label, user_text, earlier)
     if asks and not names_bad_news(user_text):
         # a question gets an answer begun for the model (a gentle opening before it lets the model ask
@@ -522,6 +526,17 @@ _THANKS = re.compile(
     r"|^(?:thanks|thank you|thank u|thx|ty|cheers)(?: (?:so much|again|x+))?\s*(?:[.!]|$)"
     r"|\b(?:that|this|talking|you|it) (?:actually |really |honestly )?(?:helped|helps)\b"
     r"|\bi feel (?:a (?:bit|little|lot) )?better (?:now|after talking|for talking)\b")
+# Praise of the avatar itself ("you're more patient than my brother, i'll give you that"): the model answered as
+# if the person were the patient one ("You're always so patient and understanding.").
+_PRAISE = re.compile(
+    r"^(?:\w+[.,!]? )?(?:you'?re|you are|ur) (?:so |really |very |actually |way |much |more |a lot more |honestly )*"
+    r"(?:patient|kind|sweet|lovely|nice|helpful|funny|easy to talk to|a good listener|good at this|the best|better at this|"
+    r"better than)\b|\bi (?:really )?(?:like|love|enjoy) (?:talking|chatting) (?:to|with) you\b")
+
+
+def praises_listener(user_text: str) -> bool:
+    """The message praises the avatar itself (``_PRAISE``)."""
+    return _PRAISE.search(canonical(user_text)) is not None
 
 
 def thanks_listener(user_text: str) -> bool:
@@ -616,7 +631,7 @@ FOLLOW_UPS: dict[str, tuple[str, ...]] = {
     "good": ("Tell me more!", "How did it feel?", "What happened?"),
     "memory": ("Tell me more about it.", "What do you remember most?"),
 }
-_FOLLOW_GROUP = {"unfair": "unfair", "fed_up": "unfair", "care": "care", "memory": "memory", "thanked": "care",
+_FOLLOW_GROUP = {"unfair": "unfair", "fed_up": "unfair", "care": "care", "memory": "memory", "thanked": "care", "praised": "care",
                  **{f: "good" for f in _GOOD_FAMILIES - {"memory"}}}
 
 

@@ -439,3 +439,16 @@ def test_kind_of_news_an_opening_meets():
 ])
 def test_bad_news_with_a_request_for_ideas_is_answered_after_a_gentle_opening(message, expected):
     assert openings.ideas_asked(message, composer.question(message)) == expected
+
+
+@pytest.mark.parametrize("message, praised", [
+    ("fair. you're more patient than my brother, i'll give you that", True),
+    ("I like talking to you", True),
+    ("you're right", False),
+    ("you're killing me", False),
+])
+def test_praise_of_the_avatar_is_thanked_not_handed_back(message, praised):
+    fam = openings.family(message, label="neutral", coarse="neutral", risk=RiskAssessment())
+    assert (fam == "praised") is praised
+    if praised:
+        assert composer.closing(fam, message) in composer.CLOSINGS["thanked"]
