@@ -246,7 +246,11 @@ def reported_quote(sentence: str) -> str | None:
 # me the job on the spot??"): no question to the avatar.
 _AMAZED = re.compile(r"^(?:(?:wait|omg|update|so|and|but|ok|okay|guess what)\W+)*(?:i|i'm|i've|i'd|im|ive|we|we've|"
                      r"we're|they|they've|they're|he|he's|she|she's|it|it's|my|our|his|her|their|the)\b(?!.*\b(?:you|u|"
-                     r"your|ur)\b)[^?]*(?:\?{2,}|\?!|!\?)[?!]*$", re.IGNORECASE)
+                     r"your|ur)\b)[^?]*(?:\?{2,}|\?!|!\?)[?!]*$"
+                     # ... or a few words of disbelief with no question word ("but three weeks??", "seriously?!")
+                     r"|^(?:(?:but|and|so|like|wait|omg)\W+)*(?!(?:what|why|how|when|where|who|which|is|are|do|does|did|"
+                     r"can|could|should|would|will|am|have|has|any|you|u)\b)(?:(?!you\b|u\b)[\w']+\W*?){1,3}\s*"
+                     r"(?:\?{2,}|\?!|!\?)[?!]*$", re.IGNORECASE)
 
 
 def amazed(sentence: str) -> bool:

@@ -515,6 +515,8 @@ def test_what_looks_odd_is_not_waved_through_where_it_may_be_harm(message, earli
     ("she just texted back 'coffee sunday?' so that's something", False),  # the question mark is hers
     ("WAIT. just got the email. they've let me in anyway????", False),  # amazement, told as news
     ("he said WHAT??", False),
+    ("I'm happy for him I guess, it's a massive job. but three weeks??", False),  # disbelief, not a question
+    ("what now??", True),
     ("did you see that??", True),
     ("Tell me something nice. I'm begging.", True),  # a request, whatever its end mark
     ("please just distract me", True),
