@@ -557,6 +557,9 @@ MAX_PIECE_WORDS = 4
 _DONE = re.compile(r"[a-z]{2,}ed\b", re.IGNORECASE)
 
 
+_RELATIVE = re.compile(r"(?:which|who|whom|whose|where|that)\b", re.IGNORECASE)
+
+
 def last_piece(user_text: str) -> str:
     """The short piece a message ends on, said back alone when the whole message cannot be ("Driving test
     on Thursday. Fourth attempt." -> "Fourth attempt.", "... and said thanks. small win" -> "Small win."):
@@ -572,8 +575,8 @@ def last_piece(user_text: str) -> str:
     raw, piece = pieces[-1]
     piece = re.split(r"[,;:]\s*", piece)[-1].strip() if len(piece.split()) > MAX_PIECE_WORDS else piece
     if (not piece or len(piece.split()) > MAX_PIECE_WORDS or not re.fullmatch(r"[\w' %$£€&-]+", piece)
-            or not _echoable(raw, piece) or _DONE.match(piece)):  # _DONE: "needed AAA for Edinburgh"
-        return ""
+            or not _echoable(raw, piece) or _DONE.match(piece) or _RELATIVE.match(piece)):
+        return ""  # _DONE: "needed AAA for Edinburgh"; _RELATIVE: "which is almost worse" leans on what came before
     if len(faults.specific_words(piece)) < 2:
         return ""
     piece = owned_kin(second_person(piece))

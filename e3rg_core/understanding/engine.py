@@ -610,8 +610,8 @@ class Understander:
         message tells other news first ("Got approved for the flat I wanted, then an hour later Mum rang to say
         Grandad's back in hospital.", "My name is Harold. My wife Joan passed away last spring..."), the
         first later part whose own words are of the opening's kind is said back, not "That's such a letdown.
-        You got approved for the flat you wanted."; "" when the first part is of the other kind and no later
-        part fits."""
+        You got approved for the flat you wanted."; where none is, a plain one before a first part of the other
+        kind, and "" rather than sarcasm's good words ("Love that for you.")."""
         def kind(said: str) -> str | None:
             return "bad" if openings.names_bad_news(said) else openings.tone(said)
 
@@ -620,10 +620,14 @@ class Understander:
             return first
         # what the message says from each turn in it, then each of its sentences alone ("neighbour's started
         # learning the drums." before "love that for me", said in sarcasm)
-        others = [composer.flipped(part) for part in (*composer.later_parts(text), *composer.sentences_of(text))]
-        return next((turned for turned in others if turned and kind(turned) == want),
-                    first if kind(first) is None else next((turned for turned in others
-                                                            if turned and kind(turned) is None), ""))
+        others = [turned for part in (*composer.later_parts(text), *composer.sentences_of(text))
+                  if (turned := composer.flipped(part)) and turned != first]
+        fitting = next((turned for turned in others if kind(turned) == want), None)
+        if fitting or kind(first) is None:
+            return fitting or first
+        plain = next((turned for turned in others if kind(turned) is None), None)
+        # the first part is of the other kind; said anyway unless it is sarcasm's good words
+        return plain or ("" if openings.sarcastic(text) else first)
 
     def _written_sentences(self, decided: Decided, *, opening: str = "", partial: bool = False,
                            first_clause_words: int = 0) -> Iterator[str]:

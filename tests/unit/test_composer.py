@@ -545,3 +545,7 @@ def test_later_parts_start_where_the_message_turns():
     assert composer.later_parts("Good evening. My name is Harold. Joan died.") == [
         "My name is Harold. Joan died.", "Joan died."]
     assert composer.later_parts("one plain sentence") == []
+
+
+def test_a_last_piece_that_leans_on_what_came_before_is_not_said_back():
+    assert composer.last_piece("My husband just laughs it off, which is almost worse.") == ""

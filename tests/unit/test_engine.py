@@ -654,6 +654,9 @@ def test_the_part_said_back_is_the_news_the_opening_meets():
     intro = "Good evening. My name is Harold. My wife Joan passed away last spring and the evenings are rather long."
     assert Understander._turned(intro, "lonely").startswith("Your wife Joan passed away")
     assert Understander._turned("Love that for me.", "fed_up") == ""  # sarcasm's good words are not said back
+    # a first part the tone words misread is still said back where nothing fits better
+    laughs = "My husband Gareth just laughs it off, which is almost worse."
+    assert Understander._turned(laughs, "hard") == "Your husband Gareth just laughs it off, which is almost worse."
 
 
 def test_bad_news_with_a_request_for_ideas_is_met_gently_then_answered():
