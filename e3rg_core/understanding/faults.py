@@ -209,7 +209,8 @@ _I_AM = re.compile(r"\b(?:i'?m|i am|i was|i'?ve been|i look|makes me)\b")
 _ABOUT_MY_DOING = re.compile(r"\b(?:(?:what|why|how|where|when) (?:did|do|should|could|have) i|(?:did|should|could|"
                              r"have) i)\b")
 _I_DID = re.compile(r"\bi (?:was(?! (?:wondering|thinking|going to))|did|didn't|wasn't|should(?:n't)? have|could have|"
-                    r"made|used|put|added|forgot|left|overdid|underdid)\b")
+                    r"made|used|put|added|forgot|left|overdid|underdid|took|got|went|had|kept|let|cut|ran|bought|chose|"
+                    r"\w{2,}[^e\W]ed)\b")  # any regular past: "I think I overworked the pastry"
 # A question whether a feeling or the person is all right ("is it normal to...", "am I being petty", "was I
 # wrong", "does that make me a bad friend"), and an answer that judges against them: "it's not normal to feel
 # angry", "you're being petty", "yes, you are".

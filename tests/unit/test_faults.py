@@ -158,3 +158,10 @@ def test_a_suggestion_answers_a_question_about_what_to_do():
     ctx = ReplyContext("how do i tell him without him kicking us out", asks=True)
     assert not DETECTORS["unanswered"]("You could ask the landlord to extend the notice period.", ctx)
     assert DETECTORS["unanswered"]("That sounds hard. What happened next?", ctx)
+
+
+def test_the_avatar_answering_what_the_person_did_as_its_own_doing_is_found():
+    ctx = ReplyContext("what did I do wrong with the pastry though, was it too wet?", news="neutral", asks=True)
+    assert "speaker_voice" in faults("I think I overworked the pastry and it got too wet.", ctx)
+    assert faults("I think you overworked the pastry.", ctx) == ()
+    assert faults("I'd say the pastry needed more chilling.", ctx) == ()
