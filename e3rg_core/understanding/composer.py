@@ -522,6 +522,11 @@ def _echoable(raw: str, piece: str) -> bool:
 _MINE = re.compile(r"^mine(?:'s| is| was| would be| has to be)\s+(?=\S)", re.IGNORECASE)
 
 
+_VERB_IN = re.compile(r"\b(?:is|are|was|were|am|be|been|being|has|have|had|do|does|did|went|got|gets|get|go|goes|came|"
+                      r"come|said|says|made|make|took|take|ran|sat|fell|think|thinks|need|needs|want|wants|can|can't|"
+                      r"could|will|won't|would|should|must|runs|run)\b|\w{3,}(?:ed|ing)\b|'(?:s|re|ve|d|ll)\b")
+
+
 def echoed(user_text: str) -> str:
     """A message of short pieces with no one doing anything in them ("whole team. no warning.",
     "Pneumonia. He's 82.", "ugh worst day ever tbh") said back as it came, the way a listener repeats
@@ -535,9 +540,13 @@ def echoed(user_text: str) -> str:
         piece = _TRAILING.sub("", piece if pieces else _MINE.sub("", piece)).strip(" ,;:-")
         if not piece:
             continue
-        if not _echoable(raw, piece) or len(piece.split()) > 6:
+        # a longer sentence of short pieces with no verb in it ("no surgery, just 8 weeks of physical therapy") is
+        # said in its pieces; one with a verb would be said back word for word, as the avatar's own
+        parts = [part.strip() for part in piece.split(",")] if len(piece.split()) > 6 and not _VERB_IN.search(
+            canonical(piece)) else [piece]
+        if not _echoable(raw, piece) or any(not part or len(part.split()) > 6 for part in parts):
             return ""
-        pieces.append(owned_kin(second_person(piece)))
+        pieces.extend(owned_kin(second_person(part)) for part in parts)
     if not pieces or not 2 <= sum(len(p.split()) for p in pieces) <= MAX_ECHO_WORDS:
         return ""
     plain = all(re.fullmatch(r"[\w' ,%$£€&-]+", p) for p in pieces)
@@ -557,7 +566,7 @@ MAX_PIECE_WORDS = 4
 _DONE = re.compile(r"[a-z]{2,}ed\b", re.IGNORECASE)
 
 
-_RELATIVE = re.compile(r"(?:which|who|whom|whose|where|that)\b", re.IGNORECASE)
+_RELATIVE = re.compile(r"(?:which|who|whom|whose|where)\b", re.IGNORECASE)
 
 
 def last_piece(user_text: str) -> str:

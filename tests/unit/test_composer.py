@@ -549,3 +549,11 @@ def test_later_parts_start_where_the_message_turns():
 
 def test_a_last_piece_that_leans_on_what_came_before_is_not_said_back():
     assert composer.last_piece("My husband just laughs it off, which is almost worse.") == ""
+
+
+def test_a_long_sentence_of_short_pieces_with_no_verb_is_said_back_in_its_pieces():
+    assert composer.echoed("Good news is no surgery, just 8 weeks of physical therapy.") == \
+        "No surgery, just 8 weeks of physical therapy."
+    # with a verb it would be the person's sentence word for word, as the avatar's own
+    assert composer.echoed("Dialysis itself went smoothly today, no cramps for Bernie.") == ""
+    assert composer.last_piece("keeping the dog though. that was non-negotiable") == "That was non-negotiable."
