@@ -158,6 +158,22 @@ def _last_sentence(user_text: str) -> str:
     return parts[-1] if parts else ""
 
 
+_TEARS = re.compile(r"\b(?:cry|cried|crying|cries|tears|teary|sobb\w*|bawl\w*|weep\w*|emotional|shaking|shook|"
+                    r"screamed|screaming|wiping (?:my|her|his|their) eyes)\b")
+
+
+def happy_tears(user_text: str, earlier: Sequence[str] = ()) -> bool:
+    """Tears, shaking or screaming right after good news, with nothing else bad said (``earlier``: the speaker's
+    lines before, oldest first). On the dev sets and the other writers' turns it finds 4 messages, all good news
+    (the vote read them as sadness or embarrassment); tears after good news with a bad word too ("the last 10
+    days have been brutal") are not happy ones."""
+    text = canonical(user_text)
+    if not earlier or _TEARS.search(text) is None or bad_news_words(user_text) or tone(_TEARS.sub(" ", text)) == "bad":
+        return False
+    before = earlier[-1]
+    return (tone(before) == "good" or _SHARED_JOY.search(before) is not None) and not bad_news_words(before)
+
+
 def kind_of(fam: str | None) -> str | None:
     """The kind of news an opening of family ``fam`` meets: "good", "bad", or None (a plain or partial one)."""
     return "good" if fam in _GOOD_FAMILIES else "bad" if fam in _GLOOMY_FAMILIES else None
@@ -207,6 +223,8 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # amazement in the marks is read by the vote as any strong feeling ("WAIT. just got the email. they've
         # let me in anyway????" as annoyance): the reader leaning the other way is enough to say no opening
         return None
+    if chosen in _GLOOMY_FAMILIES and happy_tears(user_text, earlier):
+        return None  # "said yes obviously lol. cried so much my mascara was everywhere" after a proposal
     if chosen in _GLOOMY_FAMILIES and tone(user_text) != "bad" and turned_for_the_better(user_text, news):
         # "That's a lot of worry to carry." to "It was just my drunk neighbour.": relief is met gladly; an
         # update the reader only leans good on gets no opening
@@ -377,7 +395,7 @@ _GOOD_WORDS = re.compile(
     r"offered (?:me|us)|good news|party|celebrat\w*|presents?|gifts?|chosen|picked|selected|shortlisted|"
     r"recommended (?:me|us)|" + _KINDNESS + r")\b")
 _BAD_WORDS = re.compile(
-    r"\b(?:worst|hate[sd]?|awful|terrible|horrible|scared|scary|afraid|worried|worrying|nervous|dread\w*|"
+    r"\b(?:worst|hate[sd]?|awful|terrible|horrible|brutal|scared|scary|afraid|worried|worrying|nervous|dread\w*|"
     r"cry|crying|cried|sobb\w*|tears|fail\w*|reject\w*|declined|lost|lose|losing|missed|miss|broke|broken|"
     r"hurt\w*|sick|ill|pain|argu\w*|snapped|shout\w*|yell\w*|lonely|ignor\w*|stuck|unfair|regret\w*|"
     r"sorry|guilty|ashamed|embarrass\w*|cringe|awkward|humiliat\w*|blank|shaking|panic\w*|stress\w*|"

@@ -452,3 +452,13 @@ def test_praise_of_the_avatar_is_thanked_not_handed_back(message, praised):
     assert (fam == "praised") is praised
     if praised:
         assert composer.closing(fam, message) in composer.CLOSINGS["thanked"]
+
+
+def test_tears_right_after_good_news_get_no_gloomy_opening():
+    proposal = ["Tom proposed last night!! on the beach where we had our first date"]
+    tears = "said yes obviously lol. cried so much my mascara was everywhere"
+    assert openings.happy_tears(tears, proposal)
+    assert openings.family(tears, label="embarrassed", coarse="sad", risk=RiskAssessment(), earlier=proposal) is None
+    assert not openings.happy_tears("I cried a bit, the last 10 days have been brutal", ["she's finally latching!"])
+    assert not openings.happy_tears("I cried all night", ["my dog died"])
+    assert not openings.happy_tears(tears)  # nothing before it to go by
