@@ -445,7 +445,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     has the person in it, the first that is about someone else is reported as theirs ("You said the
     other boy got nothing.")."""
     user_text = spelled_out(unshouted(user_text))
-    third, short = [], []
+    third, short, brief = [], [], []
     for first, whole in _candidates(user_text, max_words):
         told = reported_quote(first)  # "My mum told me 'I never wanted...'" -> "... told me she never wanted..."
         first = told or first
@@ -454,6 +454,8 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
         words = first.split()
         if whole and len(words) == 2 and _SHORT_DONE.match(first):
             short.append(first)  # "got AAB": said back ("You got AAB.") only when nothing longer is
+        if whole and len(words) == 2 and _SHORT_THIRD.match(first):
+            brief.append(first)  # "They're blooming.": "You said they're blooming." only when nothing longer is
         if not (3 if whole else 4) <= len(words) <= max_words or not _quotes_kept(first):
             continue
         if told is None and speaks_to_listener(first) or whole and done_to_writer(first):
@@ -491,7 +493,15 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
         sentence = "You " + second_person(first)[:1].lower() + second_person(first)[1:] + "."
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
             return sentence
+    for first in brief:
+        sentence = "You said " + first[0].lower() + first[1:] + "."
+        if restatement_ok(sentence, user_text=user_text, begins_you=False):
+            return sentence
     return ""
+
+
+# Two words that tell how someone is or what they are doing ("They're blooming", "She's gone").
+_SHORT_THIRD = re.compile(r"(?:they're|they've|she's|he's)\s+[a-z]{3,}$", re.IGNORECASE)
 
 
 # Two words that tell what the person did, their subject left out ("got AAB", "passed again").

@@ -557,3 +557,10 @@ def test_a_long_sentence_of_short_pieces_with_no_verb_is_said_back_in_its_pieces
     # with a verb it would be the person's sentence word for word, as the avatar's own
     assert composer.echoed("Dialysis itself went smoothly today, no cramps for Bernie.") == ""
     assert composer.last_piece("keeping the dog though. that was non-negotiable") == "That was non-negotiable."
+
+
+def test_two_words_of_how_someone_is_are_said_back_when_nothing_longer_is():
+    assert composer.flipped("They're blooming. The same pale yellow ones she always fussed over.") == \
+        "You said they're blooming."
+    assert composer.flipped("She's gone. I got the call at six and drove straight there.") == \
+        "You got the call at six and drove straight there."  # the person's own sentence comes first
