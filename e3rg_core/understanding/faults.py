@@ -185,7 +185,13 @@ def speaker_voice(reply: str, ctx: ReplyContext) -> bool:
     asked = _ABOUT_ME.search(_lower(ctx.user_text)) if ctx.asks else None
     quality = {w for w in _WORD.findall(asked.group(1)) if w not in _STOP and len(w) > 2} if asked else set()
     about_my_doing = ctx.asks and _ABOUT_MY_DOING.search(_lower(ctx.user_text)) is not None
+    # the statements beside a question, of three words or more, as the words they are made of: an answer that says
+    # one again word for word speaks as the person (an echo of a message that asks nothing is the composer's own)
+    stated = {tuple(_WORD.findall(part)) for part in re.split(r"(?<=[.!?])\s+", _lower(ctx.user_text))
+              if "?" not in part and len(_WORD.findall(part)) >= 3} if ctx.asks else set()
     for sentence in re.split(r"(?<=[.!?])\s+", _lower(reply).strip()):
+        if tuple(_WORD.findall(sentence)) in stated:
+            return True  # "Do you think it's too soon for another cat? It feels a bit disloyal." answered "... It feels a bit disloyal."
         words = [w for w in _WORD.findall(sentence) if w not in _STOP and len(w) > 2 and not _FIRST_PERSON.fullmatch(w)]
         copied = sum(w in theirs for w in words) / len(words) if words else 0.0
         first_person = _FIRST_PERSON.search(sentence) is not None

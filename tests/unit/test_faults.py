@@ -165,3 +165,11 @@ def test_the_avatar_answering_what_the_person_did_as_its_own_doing_is_found():
     assert "speaker_voice" in faults("I think I overworked the pastry and it got too wet.", ctx)
     assert faults("I think you overworked the pastry.", ctx) == ()
     assert faults("I'd say the pastry needed more chilling.", ctx) == ()
+
+
+def test_an_answer_that_says_the_persons_own_statement_again_speaks_as_them():
+    ctx = ReplyContext("Do you think it's too soon for another cat? It feels a bit disloyal.", news="neutral", asks=True)
+    assert "speaker_voice" in faults("I'd say it's too soon for another cat. It feels a bit disloyal.", ctx)
+    assert faults("It doesn't sound disloyal to me.", ctx) == ()
+    echo = ReplyContext("Completed on the house today! Keys in hand!", news="good")
+    assert "speaker_voice" not in faults("How exciting! Completed on the house today. Keys in hand.", echo)
