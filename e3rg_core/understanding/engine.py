@@ -28,7 +28,7 @@ from e3rg_core.config import Config, ModelProfile
 from e3rg_core.emotions import CANDIDATES, normalize_label, wheel
 from e3rg_core.errors import BackendFailed, BackendUnavailable, ConfigError, E3rgError, InputError
 from e3rg_core.types import CORRECTION_VOTER, Decision, EmotionVote, RiskAssessment, Understanding, Utterance, UserTurn
-from e3rg_core.understanding import composer, faults, openings, prompts, safety
+from e3rg_core.understanding import composer, faults, openings, person, prompts, safety
 from e3rg_core.understanding.base import (ChatModel, ChoiceScorer, ContinuingChat, EmotionClassifier, StreamingChat,
                                           TurnMedia)
 from e3rg_core.understanding.sentences import ReplySentences, clean_reply  # noqa: F401 - clean_reply is re-exported
@@ -620,8 +620,10 @@ class Understander:
             return first
         # what the message says from each turn in it, then each of its sentences alone ("neighbour's started
         # learning the drums." before "love that for me", said in sarcasm)
+        # a later part that names no one ("Posted it through my door with a note." after "A stranger returned my
+        # wallet") goes on with someone named before it: alone, it would be said back as the person's deed
         others = [turned for part in (*composer.later_parts(text), *composer.sentences_of(text))
-                  if (turned := composer.flipped(part)) and turned != first]
+                  if not person.lacks_subject(part.strip()) and (turned := composer.flipped(part)) and turned != first]
         fitting = next((turned for turned in others if kind(turned) == want), None)
         if fitting or kind(first) is None:
             return fitting or first

@@ -655,6 +655,8 @@ def test_the_part_said_back_is_the_news_the_opening_meets():
     assert Understander._turned(intro, "lonely").startswith("Your wife Joan passed away")
     assert Understander._turned("Love that for me.", "fed_up") == ""  # sarcasm's good words are not said back
     # a first part the tone words misread is still said back where nothing fits better
+    wallet = "A stranger returned my wallet today. Posted it through my door with a note."
+    assert "posted" not in Understander._turned(wallet, "warm").lower()  # the stranger did, not the person
     laughs = "My husband Gareth just laughs it off, which is almost worse."
     assert Understander._turned(laughs, "hard") == "Your husband Gareth just laughs it off, which is almost worse."
 
