@@ -789,7 +789,8 @@ def reassured(user_text: str, earlier: Sequence[str] = ()) -> str:
     """The answer to a question whether an ordinary feeling is all right (``_IS_IT``, ``_AM_I``): that it is,
     said back in their words ("It's completely normal to feel numb more than sad.", "I don't think you're
     wrong to be annoyed."), or to one whether a lapse makes them a bad person (``_SELF_JUDGED``: "I don't
-    think you're a terrible parent."); "" when the message asks no such thing. ``earlier`` (the speaker's
+    think you're a terrible parent."), or to one whether something done looks odd (``_LOOKS_ODD``: "I don't think
+    it's weird at all."); "" when the message asks no such thing. ``earlier`` (the speaker's
     lines before, oldest first): harm told in the last two rules out reassurance as harm in the message does."""
     text = re.sub(r"\bi'm\b", "i am", spelled_out(canonical(user_text)).strip())
     # "is it bad that part of me is still excited?" asks about the person's own feeling
@@ -797,8 +798,9 @@ def reassured(user_text: str, earlier: Sequence[str] = ()) -> str:
                   text)
     if _NOT_TO_REASSURE.search(text):
         return ""
+    before = [canonical(line) for line in list(earlier)[-2:]]  # harm told just before rules reassurance out too
     if (judged := _SELF_JUDGED.search(text)) is not None:
-        if any(_NOT_TO_REASSURE.search(canonical(line)) for line in list(earlier)[-2:]):
+        if any(_NOT_TO_REASSURE.search(line) for line in before):
             return ""
         return f"I don't think you're {judged.group('who')}."
     if (am := _AM_I.search(text)) is not None:
@@ -808,8 +810,8 @@ def reassured(user_text: str, earlier: Sequence[str] = ()) -> str:
         return f"I don't think you're {am.group('judge')}{act}."
     if (it := _IS_IT.search(text)) is None:
         odd = _LOOKS_ODD.search(text)
-        if odd is None or any(_NOT_WAVED.search(line) or _NOT_TO_REASSURE.search(line)
-                              for line in (text, *map(canonical, list(earlier)[-2:]))):
+        if odd is None or _NOT_WAVED.search(text) or any(_NOT_WAVED.search(line) or _NOT_TO_REASSURE.search(line)
+                                                         for line in before):
             return ""
         would = " would be" if odd.group("verb").startswith("would") else "'s"
         return f"I don't think it{would} {odd.group('judge')} at all."

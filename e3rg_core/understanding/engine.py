@@ -622,8 +622,9 @@ class Understander:
         # learning the drums." before "love that for me", said in sarcasm)
         # a later part that names no one ("Posted it through my door with a note." after "A stranger returned my
         # wallet") goes on with someone named before it: alone, it would be said back as the person's deed
-        others = [turned for part in (*composer.later_parts(text), *composer.sentences_of(text))
-                  if not person.lacks_subject(part.strip()) and (turned := composer.flipped(part)) and turned != first]
+        parts = dict.fromkeys(part.strip() for part in (*composer.later_parts(text), *composer.sentences_of(text)))
+        others = [turned for part in parts  # the last part is often the last sentence too: turned once
+                  if not person.lacks_subject(part) and (turned := composer.flipped(part)) and turned != first]
         fitting = next((turned for turned in others if kind(turned) == want), None)
         if fitting or kind(first) is None:
             return fitting or first

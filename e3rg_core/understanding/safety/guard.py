@@ -98,10 +98,15 @@ def _bad_news(heard: str) -> bool:
     return _BAD_NEWS.search(_RESOLVED.sub(" ", heard)) is not None
 
 
+def _weak_bad_news(heard: str) -> bool:
+    """``heard`` (canonical) has a weaker sign of bad news (``_BAD_NEWS_WEAK``) that did not turn out well."""
+    return _BAD_NEWS_WEAK.search(_RESOLVED.sub(" ", heard)) is not None
+
+
 def _distressed(heard: str, coarse: str, risk: RiskAssessment) -> bool:
     if coarse in _NEGATIVE_CLASSES or risk.level != "none" or _bad_news(heard):
         return True
-    return coarse not in ("happy", "surprised") and _BAD_NEWS_WEAK.search(_RESOLVED.sub(" ", heard)) is not None
+    return coarse not in ("happy", "surprised") and _weak_bad_news(heard)
 
 
 def names_bad_news(user_text: str) -> bool:
@@ -165,8 +170,8 @@ def safe_reply(user_text: str, coarse: str, *, caring: bool = False, asked: bool
     heard = canonical(user_text)
     # a question with no hard word in it is not met with sorrow the vote alone read into it ("Is that mad at my
     # age?" got "I'm so sorry. That sounds really painful."): an honest "not sure", said gently
-    plain_question = asked and not _bad_news(heard) and _BAD_NEWS_WEAK.search(_RESOLVED.sub(" ", heard)) is None
-    if caring or (distressed(user_text, coarse, RiskAssessment()) and not plain_question):
+    plain_question = asked and not _bad_news(heard) and not _weak_bad_news(heard)
+    if caring or (_distressed(heard, coarse, RiskAssessment()) and not plain_question):
         group = coarse if coarse in ("sad", "fear", "angry") else ("sad" if coarse == "disgusted" else "other")
     elif asked and coarse in _NEGATIVE_CLASSES:
         group = "asked_gently"
