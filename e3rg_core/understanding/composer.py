@@ -161,7 +161,8 @@ _LEADING = re.compile(r"^(?:"
 # "..., thank you very much." at the end is no thanks to the avatar.
 _FILLERS = re.compile(r"\s*\b(?:lol|lmao|tbh|rn|omg|ngl|haha+|honestly|literally|like,)\b\s*"
                       r"|,\s*thank you very much(?=[\s.!?]*$)", re.IGNORECASE)
-_TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn|so|and|but|or|like)$", re.IGNORECASE)
+_TRAILING = re.compile(r"[\s,]+(?:tho|though|lol|lmao|haha\w*|tbh|ngl|rn|so|and|but|or|like|(?:but )?whatever)$",
+                       re.IGNORECASE)
 # A hedge that ends a sentence after a comma: said back, it becomes the avatar's doubt ("Just tired, I
 # guess." was "You're tired, you guess.").
 _HEDGE = re.compile(r",\s*i (?:guess|suppose|think|reckon)$", re.IGNORECASE)
@@ -194,7 +195,12 @@ def _sentences(user_text: str) -> list[tuple[str, str]]:
 
 # Where a long sentence divides into clauses that stand alone ("..., but he read every one of them").
 _CLAUSE = re.compile(r",?\s+(?:but|because|and then|and now)\s+|,\s+so\s+|\s+so\s+(?=(?:i|i'm|we|he|she|they|it|you|"
-                     r"that|now|there|the|my|our|his|her|their|this|everyone|nobody)\b)|,?\s+and\s+(?=(?:he|she|they|i|we|it)\b)", re.IGNORECASE)  # not "so thin"
+                     r"that|now|there|the|my|our|his|her|their|this|everyone|nobody)\b)|,?\s+and\s+(?=(?:he|she|they|i|we|it)\b)"
+                     # "... at the supermarket and the woman behind me just paid for my whole shop": someone named
+                     # after "and" in a long sentence begins a clause of their own
+                     r"|\s+and\s+(?=(?:the|my|his|her|their|our)\s+\w+(?:\s+\w+){0,3}\s+(?:just\s+)?(?:has|had|was|is|"
+                     r"were|are|did|got|gave|paid|said|told|took|came|went|made|sent|left|[a-z]{2,}ed)\b)", re.IGNORECASE)
+# not "so thin"
 
 
 # A question typed without its question mark ("how do i bring it up without a fight", "do you think
@@ -445,7 +451,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     has the person in it, the first that is about someone else is reported as theirs ("You said the
     other boy got nothing.")."""
     user_text = spelled_out(unshouted(user_text))
-    third, short, brief = [], [], []
+    third, short, brief, bare = [], [], [], []
     for first, whole in _candidates(user_text, max_words):
         told = reported_quote(first)  # "My mum told me 'I never wanted...'" -> "... told me she never wanted..."
         first = told or first
@@ -480,7 +486,13 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
         sentence = owned_kin(with_subject(second_person(_TRAILING.sub("", first).rstrip(" ,"))))
         sentence = sentence[0].upper() + sentence[1:] + "."
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
-            return sentence
+            if not bare and len(faults.specific_words(sentence)) >= 2 or (
+                    len(faults.specific_words(sentence)) >= 3 and not _POINTS_BACK.search(sentence)):
+                return sentence
+            # "You did tell her.", "You're a bit emotional.": said only when no later part says clearly more
+            bare.append(sentence)
+    if bare:
+        return bare[0]
     for first in third:
         if len(first.split()) > MAX_RESTATEMENT_WORDS - 2:
             continue
@@ -500,6 +512,11 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     return ""
 
 
+# A word that leans on a sentence before it ("I keep saying it out loud to the cat."): such a sentence does not
+# stand in for the one before it
+_POINTS_BACK = re.compile(r"\b(?:it|that|this|these|those|them|there|then)\b", re.IGNORECASE)
+
+
 # Two words that tell how someone is or what they are doing ("They're blooming", "She's gone").
 _SHORT_THIRD = re.compile(r"(?:they're|they've|she's|he's)\s+[a-z]{3,}$", re.IGNORECASE)
 
@@ -517,6 +534,11 @@ _JOINS_LOWER = faults._STOP | {
     "that's", "there's"}
 _SUBJECT_PRONOUN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|we|we're|we've|we'd|we'll|us)\b")
 MAX_ECHO_WORDS = 12
+MAX_COUNT_WORDS = 9  # a piece of a message said back that counts something, with no verb in it
+_COUNT = re.compile(r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+                    r"hundred|a hundred|first|second|third|fourth|fifth|last|another|whole)\s+(?:whole\s+|more\s+|full\s+)?"
+                    r"(?:days?|weeks?|months?|years?|hours?|minutes?|nights?|times?|steps?|people|attempts?|goes|rounds?|"
+                    r"miles?|day|night|week)\b", re.IGNORECASE)
 
 
 def _echoable(raw: str, piece: str) -> bool:
@@ -552,9 +574,13 @@ def echoed(user_text: str) -> str:
             continue
         # a longer sentence of short pieces with no verb in it ("no surgery, just 8 weeks of physical therapy") is
         # said in its pieces; one with a verb would be said back word for word, as the avatar's own
-        parts = [part.strip() for part in piece.split(",")] if len(piece.split()) > 6 and not _VERB_IN.search(
-            canonical(piece)) else [piece]
-        if not _echoable(raw, piece) or any(not part or len(part.split()) > 6 for part in parts):
+        verbless = not _VERB_IN.search(canonical(piece))
+        parts = [part.strip() for part in piece.split(",")] if len(piece.split()) > 6 and verbless else [piece]
+        # a count of something, with no verb ("Three days of the same migraine now.", "Last day at the post office
+        # today."), says what is, not who did what, and may be longer
+        longest = MAX_COUNT_WORDS if len(parts) == 1 and _COUNT.match(piece) and verbless and not _VERB.search(piece) \
+            else 6
+        if not _echoable(raw, piece) or any(not part or len(part.split()) > longest for part in parts):
             return ""
         pieces.extend(owned_kin(second_person(part)) for part in parts)
     if not pieces or not 2 <= sum(len(p.split()) for p in pieces) <= MAX_ECHO_WORDS:

@@ -295,6 +295,9 @@ def test_a_question_typed_as_it_is_said_is_heard():
     ("Pneumonia. He's 82.", "Pneumonia, he's 82."),
     ("my flight. cancelled. again.", "Your flight, cancelled, again."),
     ("Dinner. Maria cancelled.", "Dinner. Maria cancelled."),  # a name keeps its capital
+    # a count of something with no verb may be longer than a short piece
+    ("Three days of the same migraine now.", "Three days of the same migraine now."),
+    ("Last day at the post office today. 41 years.", "Last day at the post office today. 41 years."),
 ])
 def test_a_message_of_short_pieces_is_echoed_as_it_came(message, said_back):
     assert composer.echoed(message) == said_back
@@ -309,6 +312,8 @@ def test_a_message_of_short_pieces_is_echoed_as_it_came(message, said_back):
     "You always say that.",  # to the avatar
     "Rain, rain, rain, all week, every single day, and the roof is leaking again.",  # too long to echo
     "Gave the best man speech yesterday.",  # the person is its left-out subject
+    "Put posters up on every lamppost on our street.",  # the same, however long
+    "Three days the landlord took to answer my email.",  # a count with someone doing something in it
 ])
 def test_a_message_that_is_no_fragment_is_not_echoed(message):
     assert composer.echoed(message) == ""
@@ -564,3 +569,26 @@ def test_two_words_of_how_someone_is_are_said_back_when_nothing_longer_is():
         "You said they're blooming."
     assert composer.flipped("She's gone. I got the call at six and drove straight there.") == \
         "You got the call at six and drove straight there."  # the person's own sentence comes first
+
+
+@pytest.mark.parametrize("message, said_back", [
+    ("My card wouldn't work at the supermarket and the woman behind me just paid for my whole shop.",
+     "Your card wouldn't work at the supermarket."),
+    ("update: dev spent all sunday learning the rules on youtube and my dad has now invited him to the test match",
+     "Your dad has now invited him to the test match."),
+])
+def test_someone_named_after_and_in_a_long_sentence_begins_a_clause(message, said_back):
+    assert composer.flipped(message) == said_back
+
+
+@pytest.mark.parametrize("message, said_back", [
+    ("I asked her. she said yes before I'd even got the ring out of the box",
+     "She said yes before you'd even got the ring out of the box."),
+    ("Sorry, I'm a bit emotional. My wife is still wiping her eyes in the kitchen.",
+     "Your wife is still wiping her eyes in the kitchen."),
+    # a later sentence that leans on the first does not stand in for it
+    ("I'm a great-grandmother. I keep saying it out loud to the cat.", "You're a great-grandmother."),
+    ("I failed my driving test. Third time this year.", "You failed your driving test."),  # says enough itself
+])
+def test_a_sentence_that_says_little_gives_way_to_a_later_one_that_says_more(message, said_back):
+    assert composer.flipped(message) == said_back
