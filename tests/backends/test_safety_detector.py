@@ -211,3 +211,27 @@ def test_harm_said_in_other_words_is_read_by_meaning_and_answered_without_presum
     for calm in ("My brother beat me at chess again.", "My sister's husband hits her and I want to help her.",
                  "I bought milk and bread on the way home.", "My coach pushes me hard in training."):
         assert not detector.assess(calm).situation, calm
+
+
+@pytest.mark.parametrize("earlier, listener, text, risk", [
+    # the avatar's statements are not read with a short message after them ...
+    ("I've been journaling since the break-up.", "You've started writing everything down. How is that sitting "
+     "with you?", "Honestly I'm scared and furious at the same time.", False),
+    ("Third attempt at my driving test tomorrow.", "Oh, that's tough. Third attempt. How are you holding up?",
+     "any last tips", False),
+    # ... its questions are: a short answer to one still signals risk
+    ("I don't want to be here anymore.", "That sounds so heavy. Do you have a plan?", "yes. saturday.", True),
+    ("I've been thinking about ending things.", "I'm really glad you told me. When were you thinking of doing it?",
+     "tonight probably", True),
+])
+def test_a_short_message_is_read_with_the_avatars_question_not_its_statements(detector, earlier, listener, text, risk):
+    history = (Utterance("speaker", earlier), Utterance("listener", listener))
+    assert (detector.assess(text, history).level == "crisis") is risk
+
+
+def test_questions_in_keeps_only_what_asks():
+    from e3rg_core.understanding.safety.detector import questions_in
+
+    assert questions_in("I'm so sorry. Third attempt. How are you holding up?") == "How are you holding up?"
+    assert questions_in("Go gently with yourself today.") == ""
+    assert questions_in("Do you have a plan? I'm here.") == "Do you have a plan?"

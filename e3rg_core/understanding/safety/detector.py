@@ -130,6 +130,14 @@ def asks_about_risk(text: str) -> bool:
     return bool(_RISK_QUESTION.search(text))
 
 
+def questions_in(text: str) -> str:
+    """The sentences of ``text`` (the avatar's line) that ask something: what a short message after it may
+    answer ("do you have a plan?" / "yes. saturday."). The avatar's statements are not read with the message:
+    "You've started writing everything down." before "Honestly I'm scared and furious at the same time." read
+    as a note written and gave an ordinary turn the crisis response."""
+    return " ".join(s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.rstrip().endswith("?"))
+
+
 ANSWER_WORDS = 12  # a message shorter than this is also read with the avatar's question and the lines before
 MIN_WORDS = 4  # a shorter message ("ok", "fine", "now a walk") is too short for meaning alone to call risk
 
@@ -277,8 +285,8 @@ class RiskDetector:
         history_says = listener_question = False
         if use_history and not sources:
             if context and short or not context and len(current.split()) < ANSWER_WORDS:
-                score({**({"answer": canonical(last_listener) + " " + current}
-                          if last_listener and not asked_about_safety else {}),
+                asked = questions_in(last_listener)
+                score({**({"answer": canonical(asked) + " " + current} if asked and not asked_about_safety else {}),
                        **({"together": " ".join(earlier[-2:] + [current])} if earlier and not context else {})})
             if context:
                 # a short answer ("yes", "saturday") to the avatar's question is read with the question,
