@@ -219,7 +219,10 @@ def test_harm_said_in_other_words_is_read_by_meaning_and_answered_without_presum
      "with you?", "Honestly I'm scared and furious at the same time.", False),
     ("Third attempt at my driving test tomorrow.", "Oh, that's tough. Third attempt. How are you holding up?",
      "any last tips", False),
-    # ... its questions are: a short answer to one still signals risk
+    # ... nor its questions about feelings: one word after one answers it ("numb" read with "How are you feeling
+    # about it all?" came over the line on the question's words)
+    ("My dad's funeral was on Friday.", "I'm so sorry. How are you feeling about it all?", "numb", False),
+    # ... its questions that come near risk are: a short answer to one still signals risk
     ("I don't want to be here anymore.", "That sounds so heavy. Do you have a plan?", "yes. saturday.", True),
     ("I've been thinking about ending things.", "I'm really glad you told me. When were you thinking of doing it?",
      "tonight probably", True),

@@ -186,6 +186,10 @@ class Thresholds:
     answer_sim: float = 0.47  # the floor for a short message read with the avatar's question or the lines
     # before it when nothing earlier signalled risk (0.3 with the small bank gave the crisis response to
     # "My friend Tasha says I should just block him" and "It worked! Tastes better than the takeaway")
+    # the avatar's question alone must score this for a short message to be read joined to it when nothing
+    # earlier signalled risk (the questions about a plan, a time, safety: 0.03 to 0.33; e3rg's gentle closing
+    # questions, "How are you holding up?", "How is that sitting with you?": -0.16 to -0.02)
+    asked_margin: float = 0.0
     cue: float = 0.05  # each sign of "not about my own danger" lowers the margin by this
     grey_margin: float = -0.1  # from here up to ``margin`` the judge is asked
     grey_sim: float = 0.25
@@ -286,7 +290,8 @@ class RiskDetector:
         if use_history and not sources:
             if context and short or not context and len(current.split()) < ANSWER_WORDS:
                 asked = questions_in(last_listener)
-                score({**({"answer": canonical(asked) + " " + current} if asked and not asked_about_safety else {}),
+                score({**({"answer": canonical(asked) + " " + current, "asked": canonical(asked)}
+                          if asked and not asked_about_safety else {}),
                        **({"together": " ".join(earlier[-2:] + [current])} if earlier and not context else {})})
             if context:
                 # a short answer ("yes", "saturday") to the avatar's question is read with the question,
@@ -296,8 +301,12 @@ class RiskDetector:
                                 and self._meaning_says(scores.get("answer"), margin=t.margin, sim=t.context_sim))
             elif len(current.split()) < ANSWER_WORDS:
                 # a short message that may mean risk only with what came before ("I won't need plans")
+                # ... read with the avatar's question only where that question came near risk itself ("do you have
+                # a plan?"): one word after "How are you feeling about it all?" ("numb") answers a question about
+                # feelings, and the question's words alone pulled the joined reading over the line
+                answered = self._meaning_says(scores.get("asked"), margin=t.asked_margin, sim=0.0)
                 history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.answer_sim)
-                                   for k in ("answer", "together"))
+                                   for k in (("answer", "together") if answered else ("together",)))
             # A question put to the avatar ("who made you?", "what would you do?") read with the lines
             # before it is at most a check-in, as its own meaning is: the joined reading is the earlier
             # lines' meaning, and the question adds nothing of the writer's own
