@@ -195,12 +195,12 @@ def _sentences(user_text: str) -> list[tuple[str, str]]:
 
 # Where a long sentence divides into clauses that stand alone ("..., but he read every one of them").
 _CLAUSE = re.compile(r",?\s+(?:but|because|and then|and now)\s+|,\s+so\s+|\s+so\s+(?=(?:i|i'm|we|he|she|they|it|you|"
+                     # "so" before who or what a clause is about, not "so thin"
                      r"that|now|there|the|my|our|his|her|their|this|everyone|nobody)\b)|,?\s+and\s+(?=(?:he|she|they|i|we|it)\b)"
                      # "... at the supermarket and the woman behind me just paid for my whole shop": someone named
                      # after "and" in a long sentence begins a clause of their own
                      r"|\s+and\s+(?=(?:the|my|his|her|their|our)\s+\w+(?:\s+\w+){0,3}\s+(?:just\s+)?(?:has|had|was|is|"
                      r"were|are|did|got|gave|paid|said|told|took|came|went|made|sent|left|[a-z]{2,}ed)\b)", re.IGNORECASE)
-# not "so thin"
 
 
 # A question typed without its question mark ("how do i bring it up without a fight", "do you think
@@ -486,8 +486,8 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
         sentence = owned_kin(with_subject(second_person(_TRAILING.sub("", first).rstrip(" ,"))))
         sentence = sentence[0].upper() + sentence[1:] + "."
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
-            if not bare and len(faults.specific_words(sentence)) >= 2 or (
-                    len(faults.specific_words(sentence)) >= 3 and not _POINTS_BACK.search(sentence)):
+            says = len(faults.specific_words(sentence))
+            if not bare and says >= 2 or says >= 3 and not _POINTS_BACK.search(sentence):
                 return sentence
             # "You did tell her.", "You're a bit emotional.": said only when no later part says clearly more
             bare.append(sentence)

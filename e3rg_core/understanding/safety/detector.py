@@ -289,9 +289,11 @@ class RiskDetector:
         history_says = listener_question = False
         if use_history and not sources:
             if context and short or not context and len(current.split()) < ANSWER_WORDS:
-                asked = questions_in(last_listener)
-                score({**({"answer": canonical(asked) + " " + current, "asked": canonical(asked)}
-                          if asked and not asked_about_safety else {}),
+                asked = questions_in(last_listener) if not asked_about_safety else ""
+                question = canonical(asked)
+                # the question alone is read only where the rule below reads it (nothing earlier signalled risk)
+                score({**({"answer": question + " " + current} if asked else {}),
+                       **({"asked": question} if asked and not context else {}),
                        **({"together": " ".join(earlier[-2:] + [current])} if earlier and not context else {})})
             if context:
                 # a short answer ("yes", "saturday") to the avatar's question is read with the question,
