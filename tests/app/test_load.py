@@ -2,8 +2,9 @@
 
 ``bench/load.py`` small: 4 sessions x 2 typed turns at once against ``tests/app/serve.py`` (the
 scripted understander, real speech and video), each session through its own ``gradio_client``
-session. Afterwards the store is read directly: every session holds exactly its own turns, in
-order. No timing is asserted.
+session, on the served app the app tests share (``conftest.py``; the modules run one at a time, so
+nothing else writes to it meanwhile). Afterwards the store is read directly: the run made exactly its
+own sessions, and every one holds exactly its own turns, in order. No timing is asserted.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import importlib
 
 import pytest
 
-from tests.app.browser_support import ROOT, AppServer
+from e3rg_core.sessions.store import MAX_LIST_LIMIT
+from tests.app.browser_support import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -26,20 +28,25 @@ def load():
         yield importlib.import_module("load")
 
 
+def _session_ids(data_dir) -> set[str]:
+    from e3rg_core.sessions import SessionStore
+
+    with SessionStore(data_dir) as store:
+        ids = {info.id for info in store.list(owner=None, limit=MAX_LIST_LIMIT)}
+    assert len(ids) < MAX_LIST_LIMIT, "the shared server holds too many conversations to list them all"
+    return ids
+
+
 @pytest.fixture(scope="module")
-def loaded(load, tmp_path_factory):
-    """The load run's results and the served data directory, with the server stopped."""
-    server = AppServer(tmp_path_factory.mktemp("served"))
-    server.start()
-    try:
-        results = load.run_load(server.url, n_sessions=N_SESSIONS, n_turns=N_TURNS)
-    finally:
-        server.stop()
-    return results, server.data
+def loaded(load, shared_server):
+    """The load run's results, the served data directory, and the sessions the run made."""
+    before = _session_ids(shared_server.data)
+    results = load.run_load(shared_server.url, n_sessions=N_SESSIONS, n_turns=N_TURNS)
+    return results, shared_server.data, _session_ids(shared_server.data) - before
 
 
 def test_every_turn_comes_back_to_its_own_session(loaded):
-    results, _ = loaded
+    results, _data_dir, _made = loaded
     rows = results["sessions"]
     assert [r["lost_why"] for r in rows] == [[]] * N_SESSIONS
     assert [r["errors"] for r in rows] == [[]] * N_SESSIONS
@@ -53,10 +60,10 @@ def test_every_turn_comes_back_to_its_own_session(loaded):
 def test_the_store_holds_each_sessions_own_turns_in_order(load, loaded):
     from e3rg_core.sessions import SessionStore
 
-    results, data_dir = loaded
+    results, data_dir, made = loaded
+    # the app hands out passes (e3rg_core.ui.access): the conversation id is the third part
+    assert made == {r["sid"].split(".")[2] for r in results["sessions"]}
     with SessionStore(data_dir) as store:
-        # the app hands out passes (e3rg_core.ui.access): the conversation id is the third part
-        assert {info.id for info in store.list(owner=None)} == {r["sid"].split(".")[2] for r in results["sessions"]}
         for row in results["sessions"]:
             session = store.get(row["sid"].split(".")[2])
             assert [t.record.user_text for t in session.turns] == [load.message(row["session"], t)
