@@ -215,7 +215,9 @@ _QUESTION = re.compile(
     r"(?:random|quick|serious|dumb|silly|weird|honest) question\b|"
     r"(?:any|got any)\s+(?:tips|ideas|advice|idea|thoughts)\b|which\s+(?:one|ones|of|would|should)\b|"
     r"(?:you|u)\s+(?:ever|think|reckon)\b|ever\s+(?:been|tried|had|seen|done)\b|"
-    r"(?:what|how)\s+about\s+(?:you|u)\b|thoughts\W*$)", re.IGNORECASE)
+    r"(?:what|how)\s+about\s+(?:you|u)\b|thoughts\W*$|"
+    # "what helps with the sore throat", "what works for a stiff neck"
+    r"(?:what|which)\s+(?:helps|works|worked|helped)\s+(?:with|for|when|if|best)\b)", re.IGNORECASE)
 
 
 _WH_QUESTION = re.compile(r"(?:how|what|why|where|when|who|which)\s+(?:do|does|did|can|could|should|would|will|am|"
@@ -226,7 +228,8 @@ _WH_QUESTION = re.compile(r"(?:how|what|why|where|when|who|which)\s+(?:do|does|d
 # back ("Tell you something nice.").
 _REQUEST = re.compile(r"^(?:(?:please|pls|plz|just|go on|so|ok|okay)\W+)*(?:tell me (?:something|a joke|a story|a fact|"
                       r"one thing|what you think|honestly|straight|about (?:you|your)|(?:a |one )?(?:good|nice|happy|"
-                      r"funny) thing)|say something|cheer me up|distract me|make me (?:laugh|smile)|recommend\b|"
+                      r"funny) thing|(?:you|u) (?:have|had|know|'ve|ve|got)\b)|say something|cheer me up|distract me|"
+                      r"make me (?:laugh|smile)|recommend\b|"
                       r"suggest (?:something|some|a|an)\b|give me (?:(?:some|a|an|one) )?(?:ideas?|tips?|advice|reasons?|"
                       r"something|words?|pep talk))", re.IGNORECASE)
 
@@ -699,7 +702,8 @@ CLOSINGS: dict[str, tuple[str, ...]] = {
 }
 # a kindness or a thank-you is met as one ("That must mean a lot."), not with "How are you celebrating?"
 _GROUP = {"pride": "pride", "warm": "glad", "excited": "good", "joy": "good", "surprise": "surprise",
-          "impressed": "impressed", "glad": "glad", "kind": "glad", "praised": "thanked"}
+          "impressed": "impressed", "glad": "glad", "kind": "glad", "praised": "thanked", "bright_side": "feeling",
+          "mixed": "feeling"}
 # Said only where someone or something was lost ("That leaves such a gap." to a diagnosis reads as if
 # they had died).
 _AFTER_A_LOSS = {"That leaves such a gap."}

@@ -72,6 +72,13 @@ BANK: dict[str, tuple[str, ...]] = {
     # the model gave verdicts ("I think it's too old for a dog to undergo surgery like that.")
     "health": ("I'm not a doctor, but", "I'm no doctor, but"),
     "vet": ("I'm not a vet, but", "I'm no vet, but"),
+    # A good side found in bad times ("on the plus side I get to miss the quarterly review", "severance is 3
+    # months pay though, which is more than I expected"): neither sorrow at it nor cheer, and no less than
+    # the person makes of it.
+    "bright_side": ("Well, that's something.", "That's one small mercy.", "That's one good thing, anyway."),
+    # Two feelings at once, one glad for someone and one hurt ("im happy for her, really, but it stings a bit",
+    # "proud of him, but the house is so quiet"): both taken as true, neither picked over the other.
+    "mixed": ("It makes sense to feel both.", "That's a lot of feelings at once.", "Both of those can be true."),
     # A short acknowledgment before a closing, where nothing of the message could be said back and nothing
     # the model wrote was about it ("Anyway, kettle's on."): no feeling guessed at.
     "noted": ("Oh, I see.", "Ah, I see.", "I see."),
@@ -109,7 +116,9 @@ _SARCASM = re.compile(
     r"(?:^|[.!?,]\s*)oh (?:great|brilliant|fantastic|wonderful|perfect|joy|lovely|marvellous|super|good|fun)\b|"
     r"\b(?:just what i (?:needed|wanted)|love that for me|cool cool cool|so convenient|living the dream|lucky me|"
     r"fun times|what fun|how (?:nice|lovely|kind|thoughtful) of (?:him|her|them)|thanks for nothing|great,? just great|"
-    r"because that'?s (?:exactly )?what i needed|as if i (?:didn'?t|don'?t) have enough|the joys? of)\b")
+    r"because that'?s (?:exactly )?what i needed|as if i (?:didn'?t|don'?t) have enough|the joys? of|"
+    # "fine" said twice over, the second time insisted on ("Which is fine. Totally fine. Great, even.")
+    r"fine\W+(?:totally|completely|absolutely|perfectly|really|honestly) fine)\b")
 _SARCASTIC_END = re.compile(r"(?:^|[.,]\s+|\s)(?:great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|cool|"
                             r"fun|awesome|amazing|wow)\.*\s*$")
 # Families that fit what sarcasm tells; any other (a glad, a worried or no opening) becomes "fed_up".
@@ -212,6 +221,14 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
             # crying in the hospital car park"): the vote read the waiting before it
             return "glad"
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
+    if mixed_feelings(user_text):
+        return "mixed"  # "I'm really glad." to "im happy for her, really, but it stings a bit": half of it
+    if bright_side(user_text) and not (leans_good(news) and tone(user_text) == "good") \
+            and (fam in _GLOOMY_FAMILIES or bad_news_before(earlier) or not leans_good(news)):
+        # a good side of what went badly, met with "I'm sorry to hear that." or "Ugh, that's not okay."; one that
+        # is good news in its own words and the reader's ("on the plus side we baked a cake and it was lush")
+        # is met gladly as before
+        return "bright_side"
     chosen, sure = _by_vote_and_words(user_text, fam, confidence, earlier, news), sure_news(news)
     if sarcastic(user_text):
         # the vote, the lexicon and the reader all read the good words; the sarcasm says it went badly
@@ -420,7 +437,25 @@ _FORCED_CHEER = re.compile(
     r"(?:should|supposed to|ought to) (?:be|feel) (?:happy|glad|grateful|excited|pleased)|"
     r"pretend(?:ing)? to be (?:happy|fine|okay|ok|excited))\b")
 # A good turn named as one ("on the plus side", "silver lining", "small mercies"): what follows went well.
-_GOOD_TURN = re.compile(r"\b(?:on the plus side|(?:the |a )?silver lining|small mercies|the one good thing)\b")
+_GOOD_TURN = re.compile(r"\b(?:on the (?:plus|bright) side|(?:the |a )?silver lining|small mercies|the one good thing)\b")
+# A good side named in bad times, more loosely: as ``_GOOD_TURN``, or the good part weighed against the rest
+# ("at least nobody was hurt", "which is more than I expected", "could have been worse"). Trusted only where the
+# message's own words do not say it went badly ("it hurt more than I expected" is no good side).
+_BRIGHT_SIDE = re.compile(
+    r"\b(?:on the (?:plus|bright) side|(?:the |a )?silver lining|small mercies|the one good thing|every cloud|"
+    r"the (?:only )?(?:good|upside|plus)(?: thing| news| part)? is|"
+    r"more than (?:i|we) (?:expected|thought|hoped)|"
+    r"could (?:have|'ve) been (?:a lot |much |way |so much |far )?worse|"
+    r"at least (?:i|we|he|she|they|it|there|nobody|no one|noone|the|my|our|his|her|their|you|i'?ve|i'?m|it'?s|we'?re|"
+    r"we'?ve|they'?re))\b")
+# Two feelings at once, one glad for someone or of something and one hurt ("im happy for her, really, but it
+# stings a bit", "proud of him but i'll miss him"), or said as such ("bittersweet", "mixed feelings").
+_GLAD_OF = r"(?:happy|glad|pleased|thrilled|chuffed|proud|excited|delighted|relieved) (?:for|of|about|that)\b"
+_HURT_TOO = (r"(?:stings?|stung|hurts?|sad|sadder|jealous|envious|gutted|lonely|weird|strange|empty|quiet|miss|"
+             r"bittersweet|heartbroken|cry|crying|cried|ache|aches|bit of a pang|pang)\b")
+_MIXED = re.compile(r"\b(?:bittersweet|mixed (?:feelings|emotions)|so conflicted|feel(?:ing)? conflicted)\b|"
+                    r"\b" + _GLAD_OF + r"[^.!?]{0,60}?\b(?:but|though|and yet|and also|it'?s just|it just|still|yet)\b[^!?]{0,60}?\b"
+                    + _HURT_TOO)
 
 
 def _told(user_text: str) -> tuple[int, int]:
@@ -511,7 +546,10 @@ _PUT_RIGHT = re.compile(
     r"upheld|(?:ruled|found|decided) in (?:my|our) favou?r|cleared (?:me|my name|us|our name)|"
     r"(?:he|she|they|it|someone)(?: had|'d)? (?:made|admitted) (?:a|the|their|his|her) mistake|admitted (?:it|fault|liability)|"
     r"compensat(?:ed|ion)|(?:cancelled|canceled|dropped|waived|scrapped|quashed) (?:the|my|our) (?:fine|charges?|ticket|"
-    r"penalty|fee|complaint|case)|won (?:the|my|our) (?:appeal|case|claim|tribunal|dispute))")
+    r"penalty|fee|complaint|case)|won (?:the|my|our) (?:appeal|case|claim|tribunal|dispute)|"
+    # a way out offered ("Rang them and they'll let me pay it over 12 months", "agreed to a payment plan")
+    r"(?:they|he|she|the bank|the council)(?:'ll| will| would|'d)? (?:\w+ )?(?:let|allow) (?:me|us) (?:to )?(?:pay|spread|keep|stay)|"
+    r"(?:agreed|offered|set up|sorted) (?:me |us )?(?:a |to a )?payment plan|in (?:monthly )?instal(?:l)?ments)")
 _I_APOLOGISED = re.compile(r"\bi (?:\w+ ){0,6}(?:and )?(?:apologi[sz]ed|said sorry)")
 
 
@@ -519,6 +557,25 @@ def put_right(user_text: str) -> bool:
     """The message tells of a wrong put right (``_PUT_RIGHT``), not of the person's own apology."""
     text = canonical(user_text)
     return _PUT_RIGHT.search(text) is not None and _I_APOLOGISED.search(text) is None
+
+
+def bright_side(user_text: str) -> bool:
+    """The message names a good side of something bad (``_BRIGHT_SIDE``) and its own words do not say that it
+    went badly (``tone``): neither before the good side ("it hurt more than I expected") nor anywhere, unless
+    the message begins with it ("at least nobody was hurt")."""
+    text = canonical(user_text)
+    found = _BRIGHT_SIDE.search(text)
+    if found is None:
+        return False
+    before = text[:found.start()]
+    return tone(before) != "bad" and (len(before.split()) <= 2 or tone(text) != "bad")
+
+
+def mixed_feelings(user_text: str) -> bool:
+    """The message tells of two feelings at once, glad for someone and hurt (``_MIXED``), not a forced one
+    ("happy for her I guess", ``_FORCED_CHEER``: its good word does not count)."""
+    text = canonical(user_text)
+    return _MIXED.search(text) is not None and _FORCED_CHEER.search(text) is None
 
 
 def relieved(user_text: str) -> bool:

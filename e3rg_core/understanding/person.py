@@ -81,7 +81,12 @@ _FINITE = re.compile(r"\b(?:is|was|are|were|isn't|wasn't|has|makes|made|feels|fe
 # A past tense that begins a sentence and takes an object ("Appealed the fine", "Showed up at...",
 # "Planted tomatoes"): a verb; "Tired of...", "Excited to..." are no verbs.
 _PAST_WITH_OBJECT = re.compile(r"^[a-z]{3,}ed (?:a|an|the|my|our|his|her|their|some|up|off|down|over|online|home|back|"
-                               r"him|them|it|[a-z]+s)\b", re.IGNORECASE)
+                               r"him|them|it|[a-z]+s)\b|"
+                               # a count or a test's result ("viewed 6 places this weekend", "tested positive again"),
+                               # not after a verb whose subject is as often a thing ("survived 3 house moves")
+                               r"^(?!(?:survived|lasted|outlived|weighed|measured|cost)\b)[a-z]{3,}ed (?:\d+|two|three|"
+                               r"four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundreds|positive|negative)\b",
+                               re.IGNORECASE)
 # "Still insists on..." has its subject elsewhere: an adverb and a verb that does not go with "I".
 _ADVERB_THIRD = re.compile(r"^(?:just|really|never|honestly|sometimes|always|still|almost|already|finally|nearly|"
                            r"accidentally|literally|actually) [a-z]+[^s']s\b", re.IGNORECASE)

@@ -212,6 +212,9 @@ def test_a_restatement_that_keeps_who_did_what_passes():
     ("how do i bring it up without it turning into a fight", True),  # no question mark typed
     ("do you think there's life on other planets", True),
     ("Any tips for sleeping on a plane", True),
+    ("what helps with a stiff neck after a long drive", True),
+    ("please tell me you know a better joke than that", True),  # a request, with no question mark
+    ("what helps is the walk to work", False),  # "what helps" as the subject of a statement
     ("Did it anyway.", False),  # the end mark says it is no question
     ("What a day.", False),
     ("Was up all night", False),

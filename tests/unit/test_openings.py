@@ -462,3 +462,63 @@ def test_tears_right_after_good_news_get_no_gloomy_opening():
     assert not openings.happy_tears("I cried a bit, the last 10 days have been brutal", ["she's finally latching!"])
     assert not openings.happy_tears("I cried all night", ["my dog died"])
     assert not openings.happy_tears(tears)  # nothing before it to go by
+
+
+@pytest.mark.parametrize("text, bright", [
+    ("at least the train was warm", True),
+    ("the payout is more than we hoped, though", True),
+    ("on the bright side I finally have time to paint the shed", True),
+    ("could have been a lot worse, honestly", True),
+    ("it hurt more than I expected", False),  # the message says it went badly before the good side
+    ("my car got towed and the fine is awful, at least it's Friday", False),
+    ("I need at least 3 hours to get there", False),  # a quantity, no good side
+])
+def test_a_good_side_of_bad_news_is_found_in_the_message_s_own_words(text, bright):
+    assert openings.bright_side(text) is bright
+
+
+def test_a_good_side_of_bad_news_is_met_as_one_neither_sorrow_nor_cheer():
+    earlier = ["They're closing the whole office and I'm out at the end of the month."]
+    message = "the payout is more than we hoped, though"
+    bad_lean = {"good": 0.3, "bad": 0.6, "neither": 0.1}
+    chosen = openings.family(message, label="angry", coarse="angry", risk=NONE, earlier=earlier, news=bad_lean)
+    assert chosen == "bright_side"
+    for opening in openings.BANK[chosen]:  # no cheer the guard stops, no gloom
+        assert safety.check(opening, user_text=message, coarse="angry", risk=NONE).ok
+        assert not DETECTORS["tone_mismatch"](opening, ReplyContext(message, news="bad"))
+    assert composer.closing(chosen, message) in composer.CLOSINGS["feeling"]
+    # good news in its own words and the reader's keeps its glad opening
+    good = "on the plus side we went to the beach after and it was gorgeous, so happy"
+    assert openings.family(good, label="happy", coarse="happy", risk=NONE, earlier=earlier,
+                           news={"good": 0.8, "bad": 0.1, "neither": 0.1}) != "bright_side"
+    # bad news named in the message keeps its gentle opening
+    assert openings.family("my dad died on sunday. at least he wasn't in pain", label="sad", coarse="sad",
+                           risk=NONE) == "loss"
+
+
+@pytest.mark.parametrize("text, mixed", [
+    ("so proud of him for moving out, but the house feels so empty", True),
+    ("I'm glad for my sister, honestly, it just stings a bit that it wasn't me", True),
+    ("graduation was bittersweet", True),
+    ("happy for her I guess but it stings", False),  # a forced good feeling: the hurt is what it says
+    ("I'm so happy for her, she deserves it!", False),
+])
+def test_two_feelings_at_once_are_both_met(text, mixed):
+    assert openings.mixed_feelings(text) is mixed
+    if mixed:
+        chosen = openings.family(text, label="happy", coarse="happy", risk=NONE)
+        assert chosen == "mixed"
+        assert all(safety.check(o, user_text=text, coarse="sad", risk=NONE).ok for o in openings.BANK[chosen])
+
+
+def test_fine_insisted_on_is_strain_not_good_news():
+    text = "It's fine. Completely fine. Whatever."
+    assert openings.sarcastic(text)
+    assert fam(text, "joyful", "happy", news={"good": 0.5, "bad": 0.3, "neither": 0.2}) == "fed_up"
+    assert not openings.sarcastic("It's fine, the doctor said it's fine.")
+
+
+def test_a_way_out_offered_is_a_turn_for_the_better():
+    assert openings.put_right("called the bank and they'll let us spread it over two years")
+    assert openings.put_right("the council agreed to a payment plan")
+    assert not openings.put_right("they let me go on friday")  # let go: dismissed

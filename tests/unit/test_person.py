@@ -33,6 +33,9 @@ def test_what_can_be_turned():
     ("waiting for results is the worst part", "waiting for results is the worst part"),  # a subject of its own
     ("still insists on mowing his own lawn", "still insists on mowing his own lawn"),  # he does, not you
     ("driving test on Thursday", "driving test on Thursday"),  # a noun
+    ("interviewed 4 candidates before lunch", "you interviewed 4 candidates before lunch"),  # a count
+    ("tested negative this morning", "you tested negative this morning"),
+    ("lasted 3 weeks before it broke", "lasted 3 weeks before it broke"),  # as often a thing's as the person's
 ])
 def test_a_sentence_that_leaves_the_person_out_gets_you_as_its_subject(text, expected):
     assert with_subject(text) == expected
