@@ -98,7 +98,8 @@ def restatement_ok(sentence: str, *, user_text: str, earlier: Sequence[str] = ()
 
 
 _REPORTED = "you said "
-_SUBJECT_I = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd)\b")
+# the person as a subject; "me and jordan broke up" in chat as much as "I"
+_SUBJECT_I = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd)\b|(?:^|[.!?,;]\s*)me and\b")
 _OWNER = re.compile(r"\b(?:my|our|me|i|we)\b")
 _NOT_OWN = {"his", "her", "their", "your", "a", "the", "whose", "its", "an", "someone's", "everyone's"}
 
@@ -137,7 +138,7 @@ _LEADING = re.compile(r"^(?:"
                       # a cheer in sarcasm with no comma ("oh great the landlord is putting the rent up again")
                       r"oh (?:great|brilliant|fantastic|wonderful|perfect|lovely|joy|fab|super|marvellous)|"
                       r"and|but|so|then|(?:just|still)(?!\s+(?!(?:no|some|any|every)thing\b)[a-z]{2,}ing\b)|also|oh|"
-                      r"ok|okay|well|anyway|of course|update|turns out|turned out|bro|idk|ugh|um+|"
+                      r"ok|okay|well|anyway|of course|update|turns out|turned out|bro|idk|ugh|um+|nvm|never ?mind|"
                       # a cheer that opens bad news ("fab, the boiler's packed in", "thrilled to report my laptop
                       # died"), sarcastic or not: what happened is said back, not the cheer
                       r"(?:thrilled|delighted|happy|pleased|excited|proud|cheerfully) to (?:report|announce|say|share|"
@@ -175,6 +176,10 @@ _TRAILING_OFF = re.compile(r"\s*(?:\.{2,}|\u2026)\s*(?=[a-z])")
 _QUOTE_PART = re.compile(r"((?:^|(?<=\s))['\"][^'\"]+['\"])")
 
 
+# Pictographs and the joiners between them: never said back (a voice reads them as their names, or not at all).
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]+")
+
+
 def _sentences(user_text: str) -> list[tuple[str, str]]:
     """The message's sentences, each as written and without the fillers and leading words that are not
     said back."""
@@ -189,6 +194,7 @@ def _sentences(user_text: str) -> list[tuple[str, str]]:
         plain = spelled_out("".join(part if i % 2 else _FILLERS.sub(" ", part)
                                     for i, part in enumerate(_QUOTE_PART.split(raw)))).strip()
         plain = re.sub(r"\s+(?=[,;:])", "", plain)  # "lovely tbh, said" loses its filler, not "lovely , said"
+        plain = " ".join(_EMOJI.sub(" ", plain).split())  # "the driver handed it in 🙏": the words are said back
         out.append((raw, _HEDGE.sub("", _LEADING.sub("", plain.lstrip(" ,;:-")).rstrip(".!? ,"))))
     return out
 

@@ -45,6 +45,10 @@ def test_the_conversations_earlier_words_count_as_said():
     ("Got a parking fine in a free spot.", "You got a parking fine in a free spot."),
     ("I'm so tired of being tired.", "You're so tired of being tired."),
     ("My shift ran three hours over, I guess.", "Your shift ran three hours over."),  # the hedge is not the avatar's
+    ("me and Priya finally sorted out the garden", "You and Priya finally sorted out the garden."),  # chat's "I"
+    ("nvm I found my keys in the fridge 😂", "You found your keys in the fridge."),  # no filler, no pictograph
+    ("counted 40 boxes in the hallway", "You counted 40 boxes in the hallway."),  # a count after a dropped "I"
+    ("she invited Tom and me to the wedding", "She invited Tom and you to the wedding."),  # "me" kept an object
 ])
 def test_a_plain_sentence_is_turned_to_you(message, said_back):
     assert composer.flipped(message) == said_back
