@@ -117,8 +117,9 @@ _SARCASM = re.compile(
     r"\b(?:just what i (?:needed|wanted)|love that for me|cool cool cool|so convenient|living the dream|lucky me|"
     r"fun times|what fun|how (?:nice|lovely|kind|thoughtful) of (?:him|her|them)|thanks for nothing|great,? just great|"
     r"because that'?s (?:exactly )?what i needed|as if i (?:didn'?t|don'?t) have enough|the joys? of|"
-    # "fine" said twice over, the second time insisted on ("Which is fine. Totally fine. Great, even.")
-    r"fine\W+(?:totally|completely|absolutely|perfectly|really|honestly) fine)\b")
+    # "fine" said of what happened and then insisted on ("Which is fine. Totally fine. Great, even."); not "it's
+    # fine. totally fine", as often a doctor's word passed on
+    r"(?:which is|that'?s) fine\W+(?:totally|completely|absolutely|perfectly|really|honestly) fine)\b")
 _SARCASTIC_END = re.compile(r"(?:^|[.,]\s+|\s)(?:great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|cool|"
                             r"fun|awesome|amazing|wow)\.*\s*$")
 # Families that fit what sarcasm tells; any other (a glad, a worried or no opening) becomes "fed_up".
@@ -437,12 +438,13 @@ _FORCED_CHEER = re.compile(
     r"(?:should|supposed to|ought to) (?:be|feel) (?:happy|glad|grateful|excited|pleased)|"
     r"pretend(?:ing)? to be (?:happy|fine|okay|ok|excited))\b")
 # A good turn named as one ("on the plus side", "silver lining", "small mercies"): what follows went well.
-_GOOD_TURN = re.compile(r"\b(?:on the (?:plus|bright) side|(?:the |a )?silver lining|small mercies|the one good thing)\b")
+_GOOD_TURN_NAMED = r"on the (?:plus|bright) side|(?:the |a )?silver lining|small mercies|the one good thing"
+_GOOD_TURN = re.compile(r"\b(?:" + _GOOD_TURN_NAMED + r")\b")
 # A good side named in bad times, more loosely: as ``_GOOD_TURN``, or the good part weighed against the rest
 # ("at least nobody was hurt", "which is more than I expected", "could have been worse"). Trusted only where the
 # message's own words do not say it went badly ("it hurt more than I expected" is no good side).
 _BRIGHT_SIDE = re.compile(
-    r"\b(?:on the (?:plus|bright) side|(?:the |a )?silver lining|small mercies|the one good thing|every cloud|"
+    r"\b(?:" + _GOOD_TURN_NAMED + r"|every cloud|"
     r"the (?:only )?(?:good|upside|plus)(?: thing| news| part)? is|"
     r"more than (?:i|we) (?:expected|thought|hoped)|"
     r"could (?:have|'ve) been (?:a lot |much |way |so much |far )?worse|"

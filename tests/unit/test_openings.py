@@ -512,10 +512,11 @@ def test_two_feelings_at_once_are_both_met(text, mixed):
 
 
 def test_fine_insisted_on_is_strain_not_good_news():
-    text = "It's fine. Completely fine. Whatever."
+    text = "That's fine. Completely fine. Whatever."
     assert openings.sarcastic(text)
     assert fam(text, "joyful", "happy", news={"good": 0.5, "bad": 0.3, "neither": 0.2}) == "fed_up"
     assert not openings.sarcastic("It's fine, the doctor said it's fine.")
+    assert not openings.sarcastic("The vet says it's fine. Totally fine.")  # a relief passed on
 
 
 def test_a_way_out_offered_is_a_turn_for_the_better():
