@@ -238,3 +238,14 @@ def test_questions_in_keeps_only_what_asks():
     assert questions_in("I'm so sorry. Third attempt. How are you holding up?") == "How are you holding up?"
     assert questions_in("Go gently with yourself today.") == ""
     assert questions_in("Do you have a plan? I'm here.") == "Do you have a plan?"
+
+
+@pytest.mark.parametrize("history, text", [
+    # money tightened after a rent rise: "cut" is the budget's (a check-in before the detector's own everyday lines)
+    ((("Rent's going up 180 a month. Landlord says it's 'market rate'. Cool cool cool.",
+       "Ugh, how maddening. Your landlord says it's 'market rate'. That would test anyone."),),
+     "I already do the whole rice and beans thing, there's genuinely nothing left to cut"),
+])
+def test_an_everyday_budget_in_a_chat_is_not_asked_about(detector, history, text):
+    lines = tuple(Utterance(role, line) for pair in history for role, line in zip(("speaker", "listener"), pair))
+    assert detector.assess(text, lines).level == "none"

@@ -8,7 +8,7 @@ import numpy
 from e3rg_core.understanding.embedding import (EMBEDDED_NAME, EMOTION_VECTORS, MPNET_NAME, RISK_VECTORS,
                                                prototype_texts, shipped_vectors)
 from e3rg_core.understanding.news import NEWS_VECTORS, news_texts
-from e3rg_core.understanding.safety.meaning import bank_texts, load_bank
+from e3rg_core.understanding.safety.meaning import EVERYDAY_VECTORS, bank_texts, everyday_texts, load_bank
 
 
 def _covers(folder: str, texts: list[str], model: str = MPNET_NAME) -> None:
@@ -30,6 +30,12 @@ def test_the_risk_bank_ships_as_vectors():
 def test_the_news_readers_messages_ship_as_vectors():
     _covers(NEWS_VECTORS, news_texts())
     _covers(NEWS_VECTORS, news_texts(), EMBEDDED_NAME)  # the risk detector's everyday conversation
+
+
+def test_the_risk_detectors_own_everyday_lines_ship_as_vectors_for_both_encoders():
+    assert len(everyday_texts()) >= 90
+    _covers(EVERYDAY_VECTORS, everyday_texts())
+    _covers(EVERYDAY_VECTORS, everyday_texts(), EMBEDDED_NAME)
 
 
 def test_a_model_without_shipped_vectors_has_none():

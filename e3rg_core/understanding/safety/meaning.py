@@ -95,15 +95,31 @@ def _probe(encoder: Any, bank: Bank, c: float) -> Any:
     return fit_class_head(vectors, np.r_[np.zeros(len(safe), int), np.ones(len(risk), int)], 2, c=c)
 
 
+EVERYDAY_VECTORS = "everyday_vectors"  # data/everyday_vectors/<model>.npz: ``everyday_texts``
+
+
+def everyday_texts() -> list[str]:
+    """The lines of everyday talk written for the risk detector alone (``data/everyday.json``: signing off,
+    chores, plans for tonight, notes to neighbours, questions to the avatar...), canonical."""
+    import json
+    from importlib import resources
+
+    raw = json.loads(resources.files("e3rg_core.understanding").joinpath("data/everyday.json").read_text("utf-8"))
+    return [canonical(text) for kind, lines in raw.items() if not kind.startswith("_") for text in lines]
+
+
 @lru_cache(maxsize=4)
 def _ordinary_vectors(encoder: Any) -> Any:
     """Everyday conversation: the person's turns in the news reader's messages (``data/news.json``, 1,918
-    good, bad and plain messages written for e3rg, none of them risk): their vectors ship for both encoders
-    (``data/news_vectors``; ``python -m e3rg_core.understanding.news all-minilm-l6-v2`` writes MiniLM's)."""
+    good, bad and plain messages written for e3rg, none of them risk) and the detector's own everyday lines
+    (``everyday_texts``): their vectors ship for both encoders (``data/news_vectors``, ``data/everyday_vectors``;
+    ``python -m e3rg_core.understanding.news all-minilm-l6-v2`` and ``python -m
+    e3rg_core.understanding.safety.meaning all-minilm-l6-v2`` write MiniLM's)."""
     from e3rg_core.understanding.embedding import embed_with_shipped
     from e3rg_core.understanding.news import NEWS_VECTORS, news_texts
 
-    return embed_with_shipped(encoder, news_texts(), NEWS_VECTORS)
+    return encoder.np.concatenate([embed_with_shipped(encoder, news_texts(), NEWS_VECTORS),
+                                   embed_with_shipped(encoder, everyday_texts(), EVERYDAY_VECTORS)])
 
 
 @dataclass(frozen=True)
@@ -266,5 +282,7 @@ if __name__ == "__main__":  # python -m e3rg_core.understanding.safety.meaning [
                                                    sentence_encoder, write_shipped_vectors)
 
     encoder = sentence_encoder(sys.argv[1] if len(sys.argv) > 1 else MPNET_NAME)
-    print(write_shipped_vectors(EMOTION_VECTORS, encoder, prototype_texts()))  # the emotion voter's
-    print(write_shipped_vectors(RISK_VECTORS, encoder, bank_texts(load_bank())))
+    if encoder.model == MPNET_NAME:  # MiniLM embeds these in a second at a start
+        print(write_shipped_vectors(EMOTION_VECTORS, encoder, prototype_texts()))  # the emotion voter's
+        print(write_shipped_vectors(RISK_VECTORS, encoder, bank_texts(load_bank())))
+    print(write_shipped_vectors(EVERYDAY_VECTORS, encoder, everyday_texts()))  # both encoders read them
