@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from e3rg_core.errors import ConfigError
-from e3rg_core.understanding.safety.bank import bank_tables
+from e3rg_core.understanding.safety.bank import bank_tables, everyday_lines
 from e3rg_core.understanding.safety.text import canonical
 
 KEPT_SCORES = 2048  # texts whose scores a scorer keeps (the latest)
@@ -99,13 +99,9 @@ EVERYDAY_VECTORS = "everyday_vectors"  # data/everyday_vectors/<model>.npz: ``ev
 
 
 def everyday_texts() -> list[str]:
-    """The lines of everyday talk written for the risk detector alone (``data/everyday.json``: signing off,
-    chores, plans for tonight, notes to neighbours, questions to the avatar...), canonical."""
-    import json
-    from importlib import resources
-
-    raw = json.loads(resources.files("e3rg_core.understanding").joinpath("data/everyday.json").read_text("utf-8"))
-    return [canonical(text) for kind, lines in raw.items() if not kind.startswith("_") for text in lines]
+    """The lines of everyday talk written for the risk detector alone (``bank.everyday_lines``: chores, plans
+    for tonight, notes to neighbours, questions to the avatar...), canonical."""
+    return [canonical(text) for text in everyday_lines()]
 
 
 @lru_cache(maxsize=4)
