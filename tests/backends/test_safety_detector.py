@@ -249,3 +249,33 @@ def test_questions_in_keeps_only_what_asks():
 def test_an_everyday_budget_in_a_chat_is_not_asked_about(detector, history, text):
     lines = tuple(Utterance(role, line) for pair in history for role, line in zip(("speaker", "listener"), pair))
     assert detector.assess(text, lines).level == "none"
+
+
+def _lines(*pairs):
+    return tuple(Utterance(role, line) for pair in pairs for role, line in zip(("speaker", "listener"), pair))
+
+
+@pytest.mark.parametrize("history, text", [
+    # each from the reply bench's dev conversations, where the avatar answered with the crisis response
+    ((("the pipe under the kitchen sink burst while we were away for the weekend", "Oh no. What a thing to come home to."),),
+     "whole ground floor. floorboards are like a trampoline"),
+    ((("rent's going up £150 a month. landlord sent a two-line email, no explanation.", "Ugh, that's not okay."),),
+     "I've already cut the gym and the streaming stuff. there's not much left to cut"),
+])
+def test_a_crisis_reading_the_conversation_explains_is_a_check_in(detector, history, text):
+    alone = detector.assess(text)
+    assert alone.level == "crisis"  # the words alone come near risk
+    assert detector.assess(text, _lines(*history)).level == "check"
+
+
+def test_an_earlier_line_nearer_to_everyday_talk_is_no_risk_signal(detector):
+    history = _lines(("My neighbor's dog barks all night long.", "That sounds exhausting."),
+                     ("I've left two polite notes and nothing changed.", "Ugh, that's so frustrating."),
+                     ("Is it rude to call the council about it?", "Not at all."))
+    assert detector.assess("I just want to sleep through one night.", history).level != "crisis"
+
+
+def test_a_crisis_the_conversation_explains_still_asks_and_is_never_dropped(detector):
+    # a dev risk message whose reading with the lines before it is nearer to everyday talk: asked about, not let pass
+    row = next(r for r in dev_rows() if "won't matter to me anymore" in r["text"])
+    assert assess(detector, row).level in ("crisis", "check")

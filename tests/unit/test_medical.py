@@ -78,3 +78,14 @@ def test_every_kind_has_its_answer_and_an_unknown_one_is_refused():
         assert len(parts) >= 2 and all(p.strip() for p in parts)
     with pytest.raises(ValueError, match="panic"):
         medical_sentences("x", "sprain")
+
+
+@pytest.mark.parametrize("text, urgent_now", [
+    ("the cardiologist called. echo was completely normal, she thinks the chest pain was a pulled muscle", False),
+    ("my chest pain went away after an hour", False),
+    ("the doctor said to call if the chest pain came back and it has, it's crushing", True),
+    ("chest pain again tonight, the gp said it was probably anxiety last time but this feels different", True),
+    ("Is it normal for my chest to hurt when I run?", True),  # asked about: see a doctor
+])
+def test_a_sign_told_as_explained_or_over_is_no_emergency_unless_it_is_back(text, urgent_now):
+    assert (urgent(canonical(text)) is not None) == urgent_now

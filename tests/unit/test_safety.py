@@ -277,12 +277,34 @@ def test_meaning_alone_read_with_a_conversation_that_explains_it_asks(together, 
     from e3rg_core.understanding.safety.meaning import Bank, MeaningScorer
 
     earlier, listener, text = "back in bed with a fever again", "I see. Tell me more?", "i'm so tired of being tired"
-    encoder = AxisEncoder({text: (0.6, 0.3), earlier: (0.1, 0.5), f"{earlier} {canonical(listener)} {text}": together})
+    # the speaker's own lines read together lie where the reading with the avatar's line does (not on the
+    # everyday axis, which would make it a check-in by ``explained_everyday`` alone; tested below)
+    encoder = AxisEncoder({text: (0.6, 0.3), earlier: (0.1, 0.5), f"{earlier} {canonical(listener)} {text}": together,
+                           f"{earlier} {text}": together})
     detector = RiskDetector()
     detector.meaning = MeaningScorer(encoder, bank=Bank(risk=tuple(("passive_ideation", f"risk {i}") for i in range(3)),
                                                         safe=tuple(("everyday", f"safe {i}") for i in range(3))))
     history = (Utterance("speaker", earlier), Utterance("listener", listener))
     assert detector.assess(text).level == "crisis"  # alone
+    assert detector.assess(text, history).level == expected
+
+
+@pytest.mark.parametrize("own_lines, expected", [
+    ((0.2, 0.3, 0.6), "check"),  # the speaker's own lines read together are everyday talk: ask, no crisis response
+    ((0.6, 0.3, 0.1), "crisis"),
+])
+def test_a_crisis_reading_the_speakers_own_lines_make_everyday_is_a_check_in(own_lines, expected):
+    from e3rg_core.understanding.safety import RiskDetector
+    from e3rg_core.understanding.safety.meaning import Bank, MeaningScorer
+
+    earlier, listener, text = "the pipe burst while we were away", "Oh no.", "whole ground floor is gone"
+    encoder = AxisEncoder({text: (0.6, 0.3, 0.0), earlier: (0.1, 0.5), f"{earlier} {canonical(listener)} {text}": (0.6, 0.3),
+                           f"{earlier} {text}": own_lines})
+    detector = RiskDetector()
+    detector.meaning = MeaningScorer(encoder, bank=Bank(risk=tuple(("plan_means", f"risk {i}") for i in range(3)),
+                                                        safe=tuple(("everyday", f"safe {i}") for i in range(3))))
+    history = (Utterance("speaker", earlier), Utterance("listener", listener))
+    assert detector.assess(text).level == "crisis"
     assert detector.assess(text, history).level == expected
 
 

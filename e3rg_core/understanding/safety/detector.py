@@ -201,11 +201,25 @@ class Thresholds:
     # to risk. At 0 on the dev sets: 4 of 16 look-alikes' check-ins and 11 of 25 in ordinary conversations
     # not asked, none of the 18 risk messages' check-ins lost; ``inf`` turns it off.
     everyday: float = 0.0
+    # A crisis response from meaning alone is a check-in instead where the message read with the speaker's two
+    # lines before it (none of which signalled risk) is at least this much nearer to everyday conversation than
+    # to risk: the conversation explains the words ("I just want to sleep through one night." after a barking
+    # dog; "there's not much left to cut" after a rent rise). On the reply bench's dev conversations such joined
+    # readings were 0.05 to 0.15 nearer to everyday talk; of the 38 risk messages of the safety sets that reach
+    # the crisis tier by meaning alone after earlier lines, one is as near (0.061, dev), none held-out above
+    # -0.067 (issue 20, twenty-second pass). ``inf`` turns it off.
+    explained_everyday: float = 0.05
 
 
 # The thresholds for one encoder alone (all-MiniLM-L6-v2), chosen on the dev sets before the second
 # encoder joined it (issue 19's fourth step).
 ONE_ENCODER = Thresholds(margin=0.0, check_margin=-0.03, sim=0.45, check_sim=0.4, answer_sim=0.47, context_sim=0.35)
+
+
+def _nearer_everyday(score: MeaningScore, by: float) -> bool:
+    """The reading ``score`` is at least ``by`` nearer (mean cosine of the 3 nearest) to everyday conversation
+    than to risk."""
+    return score.ordinary_sim - score.risk_sim >= by
 
 
 class RiskDetector:
@@ -234,7 +248,7 @@ class RiskDetector:
         if own is None or self.meaning is None:
             return False
         readings = [own, *self.meaning.score_many([" ".join([*earlier[-2:], current])] if earlier else [])]
-        return all(s.ordinary_sim - s.risk_sim >= self.thresholds.everyday for s in readings)
+        return all(_nearer_everyday(s, self.thresholds.everyday) for s in readings)
 
     def assess(self, text: str, history: Sequence[Utterance] = (), *, judge: Judge | None = None,
                parts: frozenset[str] = frozenset({"patterns", "meaning", "history", "judge"})) -> RiskAssessment:
@@ -268,11 +282,17 @@ class RiskDetector:
         own = scores.get("current")
 
         # Which earlier speaker lines signalled risk, counted back from the latest.
-        # (by the same rule as the message itself: ``meaning_may_say``)
+        # (by the same rule as the message itself: ``meaning_may_say``; a line that meaning alone reads near risk
+        # but that is nearer still to everyday conversation signals none: "I've left two polite notes and
+        # nothing changed." made the next message, "I just want to sleep through one night.", a crisis. The
+        # check-in rule reads it so (``_everyday``); of the 28 earlier lines of the safety sets' risk
+        # conversations that meaning reads as risk, one is as near to everyday talk, of the reply bench's
+        # conversations 9 of 33; issue 20, twenty-second pass)
         earlier_risk = [
             earlier_found[i] is not None
             or (meaning_may_say(e)
-                and self._meaning_says(scores.get(f"earlier{i}"), margin=t.margin, sim=t.context_sim))
+                and self._meaning_says(scores.get(f"earlier{i}"), margin=t.margin, sim=t.context_sim)
+                and not _nearer_everyday(scores[f"earlier{i}"], t.everyday))
             for i, e in enumerate(earlier)
         ] if use_history else []
         since = next((n for n, hit in enumerate(reversed(earlier_risk)) if hit), None)  # 0: the line just before
@@ -334,10 +354,14 @@ class RiskDetector:
         # signalled risk) it is not near risk: the conversation may explain it ("back in bed with a fever" /
         # "I'm so tired of being tired"), or not. The avatar asks (a check-in) rather than answering with
         # the crisis response.
-        explained = False
+        explained = told_everyday = False
         if sources == ["meaning"] and earlier and not context:
-            score({"explained": " ".join(earlier[-2:] + ([canonical(last_listener)] if last_listener else []) + [current])})
+            score({"explained": " ".join(earlier[-2:] + ([canonical(last_listener)] if last_listener else []) + [current]),
+                   "own_lines": " ".join(earlier[-2:] + [current])})
+            own_lines = scores.get("own_lines")
             explained = not self._meaning_says(scores.get("explained"), margin=t.check_margin, sim=t.check_sim)
+            told_everyday = not explained and own_lines is not None and _nearer_everyday(own_lines, t.explained_everyday)
+            explained = explained or told_everyday
         if sources and not (joking or explained):
             category = found.category if found is not None else (own.category if own is not None else "unspecified")
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
@@ -361,7 +385,9 @@ class RiskDetector:
         # risk, read alone and with the speaker's two lines before it, is not asked (docs/safety.md,
         # "everyday conversation"): "I'm using an app but I keep forgetting the verbs." came near "I typed
         # out exactly what I'll do and when, step by step", and asking about suicide there fails the person.
-        if level == "check" and found is None and self._everyday(current, earlier, own):
+        # A crisis reading that the speaker's own lines made everyday talk (``told_everyday``) stays a check-in:
+        # meaning read risk in the message at the crisis tier ("After this weekend it won't matter to me anymore.").
+        if level == "check" and found is None and not told_everyday and self._everyday(current, earlier, own):
             category, evidence, level = ("earlier", "an earlier message", "care") if context else ("", "", "none")
         score = max([own.score if own is not None else -1.0, judged if judged is not None else -1.0,
                      1.0 if found is not None else -1.0])

@@ -22,6 +22,16 @@ _SENTENCE = re.compile(r"[.!?;\n]+")
 _NOW_PAST = re.compile(r"\b(?:last (?:year|month|week)|years? ago|months? ago|when i was|used to|back in|in the past|"
                        r"had (?:a|my) (?:heart attack|stroke) in)\b")
 _LIGHT = re.compile(r"\b(?:lol|lmao|haha\w*|jk|kidding|laughing|laughed|so funny|hilarious)\b|\U0001f602|\U0001f923|\U0001f480")
+# A sign told as explained or over, a doctor's finding passed on ("echo was completely normal, she thinks the chest
+# pain was a pulled muscle" got "please call your local emergency number now"; issue 20, twenty-second pass).
+_RESOLVED = re.compile(r"\b(?:(?:was|were|came back|come back|looked|looks|are) (?:completely |totally |all |perfectly )?normal|all clear|nothing (?:serious|wrong|to worry about)|"
+                       r"false alarm|(?:was|were|it'?s|turned out to be|turns out to be) (?:just |only |probably )?"
+                       r"(?:a pulled muscle|muscular|indigestion|heartburn|reflux|anxiety|a panic attack|nothing)|"
+                       r"pulled muscle|(?:went|gone|has gone|had gone) away|(?:eased|settled|calmed) (?:off|down)|"
+                       r"(?:ruled|cleared) (?:it )?out)\b")
+# ... unless it is back or still there ("the gp said it was anxiety last time but this feels different").
+_BACK = re.compile(r"\b(?:again|came back|come back|back now|is back|it'?s back|still|worse|right now|now|tonight|"
+                   r"different|keeps?|won'?t (?:stop|go)|this time|but)\b")
 # Not an emergency in the same words: a blocked nose, a sore gym chest, a film, a game, someone's story.
 _NOT = re.compile(r"\b(?:through my nose|blocked nose|stuffy|hay ?fever|bench press|chest day|workout|gym|sore|"
                   r"film|movie|show|episode|book|novel|game|character|scene|story|dream|joke|smell|smells|stinks|"
@@ -74,7 +84,7 @@ def urgent(text: str) -> UrgentMatch | None:
     if _LIGHT.search(text):
         return None
     for clause, kind, found in clause_matches(text, _SENTENCE, _PATTERNS):
-        if _NOW_PAST.search(clause) or _NOT.search(clause):
+        if _NOW_PAST.search(clause) or _NOT.search(clause) or (_RESOLVED.search(clause) and not _BACK.search(clause)):
             continue
         if kind == "breath" and not _BODY.search(clause):
             continue  # "so much work I can't breathe" is a figure of speech
