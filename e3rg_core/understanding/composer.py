@@ -863,11 +863,29 @@ _WILL_TELL = re.compile(r"\b(?:let you know how|keep you posted|tell you how (?:
                         r"report back)\b")
 
 
+_NIGHT = re.compile(r"\b(?:bed|sleep|night|goodnight|nighty|tonight)\b")
+_OFF_TO = re.compile(r"\boff to (work|school|uni|class|college|the gym|my shift|practice|the office)\b")
+
+
+def seeing_off(user_text: str) -> str:
+    """The closing of a goodbye (``openings.signs_off``): "Sleep well." for the night, "I hope work goes well." for where
+    they are off to, else an open door."""
+    text = canonical(user_text)
+    if _NIGHT.search(text):
+        return "Sleep well."
+    found = _OFF_TO.search(text)
+    if found:
+        return f"I hope {found.group(1).replace('my ', 'your ')} goes well."
+    return "I'm here whenever you want to talk."
+
+
 def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: str = "", seed: int = 0,
             earlier: Sequence[str] = ()) -> str:
     """A closing line for a reply of opening family ``fam``: varied by message, not in the previous reply,
     sharing as few words as possible with what the reply already says (``said``), and speaking of a
     gap only where the person (``user_text`` or ``earlier``) spoke of a loss."""
+    if fam in ("signed_off", "signed_off_gently"):
+        return seeing_off(user_text)
     group = _GROUP.get(fam or "", fam if fam in CLOSINGS else "plain")
     if group == "thanked" and _WILL_TELL.search(canonical(user_text)):
         return "I'll be rooting for you."  # "thanks, I'll let you know how it goes"

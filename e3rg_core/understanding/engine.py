@@ -476,7 +476,7 @@ class Understander:
         # without an opening, a message said back as it came reads as the avatar's own words ("Nothing much,
         # just the usual."), unless it is news the reader leans on ("third interview. nothing.") or theirs
         text = decided.turn.text
-        restated = "" if fam in ("thanked", "praised") else self._restatement(decided, ctx, fam=fam,
+        restated = "" if fam in ("thanked", "praised", "signed_off", "signed_off_gently") else self._restatement(decided, ctx, fam=fam,
                                                                  echo=bool(opening) or openings.told_as_news(news))
         group = self._closing_group(decided, ctx, fam=fam, news=news, bad_before=bad_before)
         if not restated and not opening:
@@ -543,6 +543,10 @@ class Understander:
         # to deal with.")
         vote_only = ctx.news == "bad" and openings.leans_good(news) and told != "bad" \
             and not openings.bad_news_words(text)
+        if openings.laughing(text) and told != "bad" and not openings.bad_news_words(text):
+            # told with a laugh: no gloomy closing from the vote ("Go gently with yourself today." to "i cant stop
+            # crying lol" after getting the job), a gentle question after bad news, else a plain one
+            return "feeling" if bad_before else None
         if (ctx.news == "bad" and not vote_only or bad_before and not openings.leans_good(news)) \
                 and not openings.turned_for_the_better(text, news):
             return "hard"

@@ -344,12 +344,32 @@ def heard_words(ctx: ReplyContext) -> set[str]:
     return specific_words(ctx.user_text).union(*(specific_words(line) for line in ctx.earlier_user[-2:]))
 
 
+# A goodbye for now, in the message's last sentence: "bye", "night!", "speak later", "gotta go", "off to bed".
+# Never "goodbye" (said of someone lost, or a farewell the risk detector reads first).
+_SIGN_OFF = re.compile(
+    r"(?:^|[,;]\s*)(?:ok(?:ay)?|right|anyway|well|alright|ha|haha|lol)?\W*(?:bye+(?: for now| then)?|good ?night|night(?: night)?|"
+    r"nighty night|ttyl|cya|see (?:ya|you)(?: later| soon| tomorrow)?|later)\W*(?:x+)?\W*$"
+    r"|(?:^|[,;]\s*|\b(?:anyway|ok|okay|right|so|well)\W+)(?:i'?ll )?(?:speak|talk|chat)(?: to you)? (?:later|soon|tomorrow|in the morning)\b"
+    r"|\bcatch you later\b"
+    r"|\b(?:gotta|got to|have to|need to|must|better|should)(?: get)? go(?:ing)?(?=\W*(?:$|[,.!;]|now\b|x\b|bye\b))"
+    r"|\b(?:i'?ll|i'?d|i must|gotta) let you go\b"
+    r"|\b(?:off to (?:bed|sleep)|heading (?:off|to bed)|signing off|logging off|off (?:now|for the night))\b"
+    r"|^(?:anyway|ok(?:ay)?|right|well|alright),? (?:i'?m )?off to \w+")
+
+
+def signs_off(user_text: str) -> bool:
+    """The message ends with a goodbye for now (``_SIGN_OFF`` in its last sentence). The reply sees them off
+    (``openings`` family "signed_off"); a goodbye needs nothing said back, so ``generic`` leaves it alone."""
+    sentences = [part for part in re.split(r"(?<=[.!?])\s+(?=\S)", _lower(user_text).strip()) if part]
+    return bool(sentences) and _SIGN_OFF.search(sentences[-1]) is not None
+
+
 def generic(reply: str, ctx: ReplyContext) -> bool:
     """A reply that could answer any message: it has no content word of what the person said (this
     message or their last two) and at most one of its own beyond the words every reply has ("I hear you. I'm sorry you're feeling this
-    way."). A question to the avatar (judged by ``unanswered``) and a message with almost no words of
-    its own ("ok", "haha thanks") are left alone."""
-    if ctx.asks:
+    way."). A question to the avatar (judged by ``unanswered``), a goodbye for now (``signs_off``) and a
+    message with almost no words of its own ("ok", "haha thanks") are left alone."""
+    if ctx.asks or signs_off(ctx.user_text):
         return False
     if len(specific_words(ctx.user_text)) < 2:
         return False

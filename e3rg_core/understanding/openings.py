@@ -17,6 +17,7 @@ import re
 from typing import Mapping, Sequence
 
 from e3rg_core.types import RiskAssessment
+from e3rg_core.understanding import faults
 from e3rg_core.understanding.person import amazed
 from e3rg_core.understanding.safety.guard import distressed, good_outcome, names_bad_news
 from e3rg_core.understanding.safety.text import canonical
@@ -55,6 +56,11 @@ BANK: dict[str, tuple[str, ...]] = {
     "glad": ("Oh, I'm so glad.", "I'm really glad.", "Oh, that's good.", "Oh, I'm glad."),
     # Thanks to the avatar itself ("thanks for listening, that helped"): glad it helped, and the door left open.
     "thanked": ("I'm really glad it helped.", "I'm so glad.", "Thank you for saying that."),
+    # A goodbye for now ("anyway off to work, speak later x", "I'm off to hang the washing out. Bye!"): seen off
+    # warmly, not asked "How do you feel about it?" or about their safety (``signs_off``).
+    "signed_off": ("Okay, talk soon!", "Alright, speak soon!", "Okay, catch you later!"),
+    # ... after bad news in the conversation: a goodbye that stays gentle.
+    "signed_off_gently": ("Okay. Take care of yourself.", "Alright. Go gently.", "Okay. Look after yourself."),
     # Praise of the avatar ("you're more patient than my brother"): thanks, not the praise handed back.
     "praised": ("Aw, thank you.", "That's kind of you to say.", "Thank you, that's really kind."),
     # The start of an answer to a question put to the avatar, not a sentence: the model finishes it, so it
@@ -172,6 +178,16 @@ _TEARS = re.compile(r"\b(?:cry|cried|crying|cries|tears|teary|sobb\w*|bawl\w*|we
                     r"screamed|screaming|wiping (?:my|her|his|their) eyes)\b")
 
 
+# Laughter as the person tells it ("my dad was at mile 23 holding a sign that said 'RUN FASTER IM COLD' 😂"): told
+# lightly, so a gloomy opening ("Oh, that sounds so stressful.") mourns what they laugh at.
+_LAUGHING = re.compile(r"\U0001f602|\U0001f923|\U0001f605|\U0001f606|\blol\b|\blmao\b|\bhaha\w*|\bhehe\b")
+
+
+def laughing(user_text: str) -> bool:
+    """The message laughs as it tells what happened (``_LAUGHING``: "lol", "haha", a laughing face)."""
+    return _LAUGHING.search(canonical(user_text)) is not None
+
+
 def happy_tears(user_text: str, earlier: Sequence[str] = ()) -> bool:
     """Tears, shaking or screaming right after good news, with nothing else bad said (``earlier``: the speaker's
     lines before, oldest first). On the dev sets and the other writers' turns it finds 4 messages, all good news
@@ -206,6 +222,8 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         return "thanked"
     if praises_listener(user_text) and not asks and not names_bad_news(user_text):
         return "praised"
+    if faults.signs_off(user_text) and not asks and not names_bad_news(user_text):
+        return "signed_off_gently" if bad_news_before(earlier) or tone(user_text) == "bad" else "signed_off"
     fam = _family_of(label, user_text, earlier)
     if asks and not names_bad_news(user_text):
         # a question gets an answer begun for the model (a gentle opening before it lets the model ask
@@ -243,6 +261,10 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         return None
     if chosen in _GLOOMY_FAMILIES and happy_tears(user_text, earlier):
         return None  # "said yes obviously lol. cried so much my mascara was everywhere" after a proposal
+    if chosen in _GLOOMY_FAMILIES and laughing(user_text) and tone(user_text) != "bad":
+        # told with a laugh and no word of it going badly: on the dev sets' replies, 12 gloomy openings to such
+        # messages met 5 good news ("i cant stop crying lol" after the job), 4 plain ones and 3 bad news
+        return None
     if chosen in _GLOOMY_FAMILIES and tone(user_text) != "bad" and turned_for_the_better(user_text, news):
         # "That's a lot of worry to carry." to "It was just my drunk neighbour.": relief is met gladly; an
         # update the reader only leans good on gets no opening

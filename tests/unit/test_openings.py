@@ -523,3 +523,45 @@ def test_a_way_out_offered_is_a_turn_for_the_better():
     assert openings.put_right("called the bank and they'll let us spread it over two years")
     assert openings.put_right("the council agreed to a payment plan")
     assert not openings.put_right("they let me go on friday")  # let go: dismissed
+
+
+@pytest.mark.parametrize("text, goodbye", [
+    ("Ha, fair enough. I'm off to hang the washing out. Bye!", True),
+    ("going to sleep for approximately a week now. night!", True),
+    ("anyway off to work, speak later x", True),
+    ("ok gotta go, mum's calling", True),
+    ("bye for now x", True),
+    ("I said goodbye to him at the station", False),  # someone lost or left, not the person leaving the chat
+    ("I'll talk to her later about it", False),
+    ("My sister will speak to you soon apparently", False),
+    ("I need to go to the doctor tomorrow", False),
+    ("it's later than I thought", False),
+])
+def test_a_goodbye_for_now_is_read_from_the_messages_last_sentence(text, goodbye):
+    from e3rg_core.understanding.faults import signs_off
+
+    assert signs_off(text) is goodbye
+
+
+def test_a_goodbye_is_seen_off_warmly_and_gently_after_bad_news():
+    bye = "anyway off to work, speak later x"
+    assert fam(bye, "neutral", "neutral") == "signed_off"
+    assert openings.family(bye, label="sad", coarse="sad", risk=NONE,
+                           earlier=("My dog died on Sunday.",)) == "signed_off_gently"
+    # a risk signal comes first; a goodbye that names bad news keeps its gentle family
+    assert fam(bye, "neutral", "neutral", risk=RiskAssessment(level="check", category="farewell")) == "care"
+    assert fam("My nan died this morning. I need to go, bye.", "sad", "sad") == "loss"
+    assert composer.closing("signed_off", bye) == "I hope work goes well."
+    assert composer.closing("signed_off", "night all x") == "Sleep well."
+    for line in (*openings.BANK["signed_off"], *openings.BANK["signed_off_gently"]):
+        ctx = ReplyContext(user_text="I'm off to hang the washing out. Bye!", news="neutral")
+        assert not any(DETECTORS[name](line, ctx) for name in DETECTORS), line
+
+
+def test_a_message_told_with_a_laugh_gets_no_gloomy_opening():
+    dad = "my dad was at mile 23 holding a sign that said 'RUN FASTER IM COLD' 😂 he'd been there since 9am"
+    assert fam(dad, "terrified", "fear") is None
+    assert fam(dad.replace(" 😂", ""), "terrified", "fear") == "worry"  # the vote's reading, as before
+    # bad news named, or said to have gone badly, keeps its gentle opening however it is laughed off
+    assert fam("my nan died last night lol i don't know how to feel", "sad", "sad") == "loss"
+    assert openings.kind_of(fam("worst day ever lol, everything went wrong", "annoyed", "angry")) == "bad"
