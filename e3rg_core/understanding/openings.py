@@ -183,6 +183,9 @@ _TEARS = re.compile(r"\b(?:cry|cried|crying|cries|tears|teary|sobb\w*|bawl\w*|we
 _LAUGHING = re.compile(r"\U0001f602|\U0001f923|\U0001f605|\U0001f606|\blol\b|\blmao\b|\bhaha\w*|\bhehe\b")
 
 
+_HOPED = re.compile(r"\b(?:most|usually|probably|hopefully|hoping|if|might|may|could|should|fingers crossed|pray\w*)\b")
+
+
 def laughing(user_text: str) -> bool:
     """The message laughs as it tells what happened (``_LAUGHING``: "lol", "haha", a laughing face)."""
     return _LAUGHING.search(canonical(user_text)) is not None
@@ -265,6 +268,11 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # told with a laugh and no word of it going badly: on the dev sets' replies, 12 gloomy openings to such
         # messages met 5 good news ("i cant stop crying lol" after the job), 4 plain ones and 3 bad news
         return None
+    if chosen in _GLOOMY_FAMILIES and tone(user_text) != "bad" and good_outcome(user_text):
+        # feared news that came to nothing ("BENIGN. it's benign. I'm sat in the car park crying") got "That sounds
+        # really scary." from the vote's fear; one only hoped for ("most of these come back benign") gets none.
+        # Of the dev sets' and the other writers' messages with such an outcome and no bad word, 12 of 13 are good news
+        return None if _HOPED.search(canonical(user_text)) else "glad"
     if chosen in _GLOOMY_FAMILIES and tone(user_text) != "bad" and turned_for_the_better(user_text, news):
         # "That's a lot of worry to carry." to "It was just my drunk neighbour.": relief is met gladly; an
         # update the reader only leans good on gets no opening

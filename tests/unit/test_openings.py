@@ -565,3 +565,11 @@ def test_a_message_told_with_a_laugh_gets_no_gloomy_opening():
     # bad news named, or said to have gone badly, keeps its gentle opening however it is laughed off
     assert fam("my nan died last night lol i don't know how to feel", "sad", "sad") == "loss"
     assert openings.kind_of(fam("worst day ever lol, everything went wrong", "annoyed", "angry")) == "bad"
+
+
+def test_feared_news_that_came_to_nothing_is_met_gladly_and_hoped_for_news_gently():
+    assert fam("BENIGN. it's benign. I'm sat in the car park crying like an idiot", "terrified", "fear") == "glad"
+    assert fam("got the all clear from the oncologist today", "anxious", "fear") == "glad"
+    assert fam("the doctor thinks it might be benign, I cannot stop shaking", "terrified", "fear") is None  # only hoped
+    # a good result told with a bad feeling keeps the vote's gentle opening
+    assert openings.kind_of(fam("the scan was clear but I still feel awful and can't sleep", "sad", "sad")) == "bad"
