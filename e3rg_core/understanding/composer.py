@@ -863,6 +863,8 @@ _WILL_TELL = re.compile(r"\b(?:let you know how|keep you posted|tell you how (?:
                         r"report back)\b")
 
 
+#: The opening families of a goodbye (``openings.family``): nothing is said back, and ``seeing_off`` closes.
+SEEN_OFF = ("signed_off", "signed_off_gently")
 _NIGHT = re.compile(r"\b(?:bed|sleep|night|goodnight|nighty|tonight)\b")
 _OFF_TO = re.compile(r"\boff to (work|school|uni|class|college|the gym|my shift|practice|the office)\b")
 
@@ -884,7 +886,7 @@ def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: 
     """A closing line for a reply of opening family ``fam``: varied by message, not in the previous reply,
     sharing as few words as possible with what the reply already says (``said``), and speaking of a
     gap only where the person (``user_text`` or ``earlier``) spoke of a loss."""
-    if fam in ("signed_off", "signed_off_gently"):
+    if fam in SEEN_OFF:
         return seeing_off(user_text)
     group = _GROUP.get(fam or "", fam if fam in CLOSINGS else "plain")
     if group == "thanked" and _WILL_TELL.search(canonical(user_text)):

@@ -476,7 +476,7 @@ class Understander:
         # without an opening, a message said back as it came reads as the avatar's own words ("Nothing much,
         # just the usual."), unless it is news the reader leans on ("third interview. nothing.") or theirs
         text = decided.turn.text
-        restated = "" if fam in ("thanked", "praised", "signed_off", "signed_off_gently") else self._restatement(decided, ctx, fam=fam,
+        restated = "" if fam in ("thanked", "praised", *composer.SEEN_OFF) else self._restatement(decided, ctx, fam=fam,
                                                                  echo=bool(opening) or openings.told_as_news(news))
         group = self._closing_group(decided, ctx, fam=fam, news=news, bad_before=bad_before)
         if not restated and not opening:

@@ -357,11 +357,17 @@ _SIGN_OFF = re.compile(
     r"|^(?:anyway|ok(?:ay)?|right|well|alright),? (?:i'?m )?off to \w+")
 
 
+def last_sentence(user_text: str) -> str:
+    """The message's last sentence, as written ("" for an empty message)."""
+    parts = [part for part in re.split(r"(?<=[.!?])\s+(?=\S)", user_text.strip()) if part]
+    return parts[-1] if parts else ""
+
+
 def signs_off(user_text: str) -> bool:
     """The message ends with a goodbye for now (``_SIGN_OFF`` in its last sentence). The reply sees them off
     (``openings`` family "signed_off"); a goodbye needs nothing said back, so ``generic`` leaves it alone."""
-    sentences = [part for part in re.split(r"(?<=[.!?])\s+(?=\S)", _lower(user_text).strip()) if part]
-    return bool(sentences) and _SIGN_OFF.search(sentences[-1]) is not None
+    last = last_sentence(user_text)
+    return bool(last) and _SIGN_OFF.search(_lower(last)) is not None
 
 
 def generic(reply: str, ctx: ReplyContext) -> bool:

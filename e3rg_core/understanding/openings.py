@@ -169,11 +169,6 @@ GENTLE_AT = 0.6
 _GLOOMY_FAMILIES = frozenset({"loss", "lonely", "worry", "unfair", "sting", "guilt", "letdown", "hard", "fed_up"})
 
 
-def _last_sentence(user_text: str) -> str:
-    parts = [part for part in re.split(r"(?<=[.!?])\s+(?=\S)", user_text.strip()) if part]
-    return parts[-1] if parts else ""
-
-
 _TEARS = re.compile(r"\b(?:cry|cried|crying|cries|tears|teary|sobb\w*|bawl\w*|weep\w*|emotional|shaking|shook|"
                     r"screamed|screaming|wiping (?:my|her|his|their) eyes)\b")
 
@@ -183,6 +178,7 @@ _TEARS = re.compile(r"\b(?:cry|cried|crying|cries|tears|teary|sobb\w*|bawl\w*|we
 _LAUGHING = re.compile(r"\U0001f602|\U0001f923|\U0001f605|\U0001f606|\blol\b|\blmao\b|\bhaha\w*|\bhehe\b")
 
 
+# A good result only hoped for or expected ("the doctor thinks it might be benign"), not yet told.
 _HOPED = re.compile(r"\b(?:most|usually|probably|hopefully|hoping|if|might|may|could|should|fingers crossed|pray\w*)\b")
 
 
@@ -258,7 +254,7 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
     other = "bad" if chosen in _GOOD_FAMILIES else "good" if chosen in _GLOOMY_FAMILIES else None
     if other and sure == other:
         return None  # "That's so unfair." to a neighbour who mowed the lawn: the vote read the conversation
-    if other and amazed(_last_sentence(user_text)) and sure_news(news, at=0.5) == other:
+    if other and amazed(faults.last_sentence(user_text)) and sure_news(news, at=0.5) == other:
         # amazement in the marks is read by the vote as any strong feeling ("WAIT. just got the email. they've
         # let me in anyway????" as annoyance): the reader leaning the other way is enough to say no opening
         return None
