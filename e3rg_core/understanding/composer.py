@@ -172,6 +172,8 @@ _HEDGE = re.compile(r",\s*i (?:guess|suppose|think|reckon)$", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?:(?<!\w)['\"][^'\"\n]{1,80}['\"](?!\w)|[^.!?])+[.!?]*")
 
 
+_LAUGH_BREAK = re.compile(r"\s+(?:lol|lmao|haha+|hahah\w*)\s+(?=(?:i|i'm|im|my|we|he|she|they|it|the|our|his|her|their|"
+                          r"mum|mom|dad|now|then|so)\b)", re.IGNORECASE)
 _TRAILING_OFF = re.compile(r"\s*(?:\.{2,}|\u2026)\s*(?=[a-z])")
 _QUOTE_PART = re.compile(r"((?:^|(?<=\s))['\"][^'\"]+['\"])")
 
@@ -185,6 +187,9 @@ def _sentences(user_text: str) -> list[tuple[str, str]]:
     said back."""
     text = " ".join(user_text.replace("\u2019", "'").split())
     text = _TRAILING_OFF.sub(" ", text)  # "it was... not the same": one sentence, not "it was."
+    # "i cant stop crying lol my mum came running in": a laugh between two clauses ends the first, so the words
+    # are not said back as one run-on sentence (not inside a quotation)
+    text = "".join(part if i % 2 else _LAUGH_BREAK.sub(". ", part) for i, part in enumerate(_QUOTE_PART.split(text)))
     out = []
     for match in _SENTENCE.finditer(text):
         raw = match.group(0).strip()
@@ -427,9 +432,11 @@ def unshouted(text: str) -> str:
 
 
 def _lowered_run(match: re.Match) -> str:
-    """A run of capitalised words in lower case, unless each is an acronym's length (three letters or fewer)."""
+    """A run of capitalised words in lower case, unless it is two of an acronym's length (three letters or fewer):
+    "the UK NHS" keeps its capitals, "GOT THE JOB" does not."""
     run = match.group(0)
-    return run.lower() if any(len(w) >= 4 for w in re.findall(r"[A-Z']+", run)) else run
+    words = re.findall(r"[A-Z']+", run)
+    return run.lower() if len(words) >= 3 or any(len(w) >= 4 for w in words) else run
 
 
 def _capital_i(text: str) -> str:

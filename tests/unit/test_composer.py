@@ -101,6 +101,8 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("mate cancelled again. that's four times now", "Your mate cancelled again."),
     ("Neha's mother has flown in from Delhi", "You said Neha's mother has flown in from Delhi."),  # no "the neha's"
     ("JUST GOT THE CALL. benign!!! I'm sat in the car crying", "You got the call."),  # not "You gOT THE CALL."
+    ("GOT THE JOB!!! the deputy manager one at the nursery", "You got the job."),  # three short words shouted
+    ("i cant stop crying lol my mum came running in", "You can't stop crying."),  # the laugh ends a clause
     ("i tried making it last week and it was... not the same lol",
      "You tried making it last week and it was not the same."),  # the trailing off is no sentence's end
     ("got about £400 in savings so. yeah", "You got about £400 in savings."),
@@ -387,6 +389,7 @@ def test_a_message_in_capitals_is_said_back_in_sentence_case_not_shouted():
         "They just rang and said they'll still take me!!!")
     assert composer.flipped("I GOT THE JOB. I'M SO HAPPY") == "You got the job."
     assert composer.unshouted("ugh my roomate ate my leftovers AGAIN") == "ugh my roomate ate my leftovers AGAIN"
+    assert composer.unshouted("the UK NHS waiting list") == "the UK NHS waiting list"  # two acronyms kept
 
 
 @pytest.mark.parametrize("message, said_back", [

@@ -3,6 +3,8 @@
 Examples are from bench/data/safety_dev.jsonl or written here; the held-out set is never used in tests.
 """
 
+import re
+
 import pytest
 
 from e3rg_core.errors import ConfigError
@@ -521,3 +523,16 @@ def test_an_injury_or_condition_found_is_bad_news_and_one_feared_that_was_not_is
     from e3rg_core.understanding.safety.guard import names_bad_news
 
     assert names_bad_news(message) is bad
+
+
+
+def test_every_check_in_asks_plainly_and_leaves_the_reply_most_of_its_length():
+    from e3rg_core.understanding.prompts import MAX_WORDS
+    from e3rg_core.understanding.safety.response import _CHECK_IN, check_in
+
+    assert {check_in(f"message {n}") for n in range(40)} == set(_CHECK_IN)  # each is said
+    for question in _CHECK_IN:
+        assert question.endswith("?") and re.search(r"\b(?:ending your life|harming yourself|hurting yourself)\b",
+                                                    question)
+        assert len(question.split()) <= MAX_WORDS // 2  # the reply before it keeps at least 20 of the 35 words
+        assert asked_recently([f"That sounds hard. {question}"])  # not asked again at once

@@ -192,10 +192,12 @@ def crisis_sentences(text: str, risk: RiskAssessment, *, resources: str = DEFAUL
     return [opening, ask, resources.strip(), close]
 
 
+# Each asks plainly, in at most 15 words: said after the reply, the two together keep to its length limit
+# (prompts.MAX_WORDS); the longer ones (17 to 20 words) took six check-in replies on the dev sets over it.
 _CHECK_IN = (
-    "Can I ask you directly, because it matters: are you having any thoughts of ending your life or hurting yourself?",
-    "I want to check, just in case: are you thinking about harming yourself at all?",
-    "Some of what you said worries me a little, so I'll ask: are you safe, and are you having thoughts of hurting yourself?",
+    "Can I ask directly, because it matters: are you having thoughts of ending your life?",
+    "I want to check, just in case: are you thinking about harming yourself?",
+    "What you said worries me a little: are you having thoughts of hurting yourself?",
 )
 
 
