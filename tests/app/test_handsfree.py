@@ -41,8 +41,12 @@ def live():
 
 
 @pytest.fixture(scope="module")
-def talked(live, tmp_path_factory):
+def talked(live, tmp_path_factory, _shared_server):
     """One hands-free conversation: the plan, the page's events, the stored turns, the server's log."""
+    # Real time on two cores: the app the other modules share (its models loaded, its threads alive) is
+    # stopped first, not left beside this one; the next module that needs it starts it again (conftest.py).
+    # Beside it the fake microphone went unheard now and then (3 of 4 of these tests failed in one full run).
+    _shared_server.stop()
     root = tmp_path_factory.mktemp("handsfree")
     assert live.INTERRUPTION == 2  # the third utterance is said over the avatar's reply
     (root / "server").mkdir()
