@@ -199,6 +199,22 @@ def happy_tears(user_text: str, earlier: Sequence[str] = ()) -> bool:
     return (tone(before) == "good" or _SHARED_JOY.search(before) is not None) and not bad_news_words(before)
 
 
+# The person's own tears ("I could cry.", "i cant stop crying", "let me cry on her"), not someone else's ("i can
+# hear her crying", "Leo clung to my leg and sobbed").
+_OWN_TEARS = re.compile(r"\b(?:(?:i|i'm|im|i've|ive|i'd)\b(?:\s+(?!her\b|him\b|them\b|she\b|he\b|they\b)[\w']+){0,4}?\s+|"
+                        r"(?:let|made|make|makes|left) me\s+)(?:cry|cried|crying|in tears|teary|sobb\w*|bawl\w*|"
+                        r"weep\w*|welling up|emotional)\b")
+
+
+def glad_tears(user_text: str, news: Mapping[str, float] | None) -> bool:
+    """The person's own tears told with a laugh ("i cant stop crying lol") or with what the news reader reads as
+    good news (``GENTLE_AT`` or more: "He just rang. Said thanks for being honest and not to worry about it. I could
+    cry."), whatever came before. On the dev sets' and the other writers' turns with such tears and no bad word it
+    finds 6 messages, all good news; it misses 1 good and 5 bad (told without a laugh, the reader below 0.6)."""
+    return _OWN_TEARS.search(canonical(user_text)) is not None and (
+        laughing(user_text) or (news or {}).get("good", 0.0) >= GENTLE_AT)
+
+
 def kind_of(fam: str | None) -> str | None:
     """The kind of news an opening of family ``fam`` meets: "good", "bad", or None (a plain or partial one)."""
     return "good" if fam in _GOOD_FAMILIES else "bad" if fam in _GLOOMY_FAMILIES else None
@@ -258,7 +274,7 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # amazement in the marks is read by the vote as any strong feeling ("WAIT. just got the email. they've
         # let me in anyway????" as annoyance): the reader leaning the other way is enough to say no opening
         return None
-    if chosen in _GLOOMY_FAMILIES and happy_tears(user_text, earlier):
+    if chosen in _GLOOMY_FAMILIES and (happy_tears(user_text, earlier) or glad_tears(user_text, news)):
         return None  # "said yes obviously lol. cried so much my mascara was everywhere" after a proposal
     if chosen in _GLOOMY_FAMILIES and laughing(user_text) and tone(user_text) != "bad":
         # told with a laugh and no word of it going badly: on the dev sets' replies, 12 gloomy openings to such

@@ -464,6 +464,21 @@ def test_tears_right_after_good_news_get_no_gloomy_opening():
     assert not openings.happy_tears(tears)  # nothing before it to go by
 
 
+@pytest.mark.parametrize("text, news, glad", [
+    ("i cant stop crying lol", {"good": 0.4, "bad": 0.5, "neither": 0.1}, True),  # told with a laugh
+    ("She said not to worry about it at all. I could cry.", {"good": 0.65, "bad": 0.3, "neither": 0.05}, True),
+    ("She said not to worry about it at all. I could cry.", {"good": 0.4, "bad": 0.5, "neither": 0.1}, False),
+    ("my friend let me cry on her for two hours", {"good": 0.8, "bad": 0.1, "neither": 0.1}, True),
+    ("i can hear her crying through the wall lol", {"good": 0.6, "bad": 0.3, "neither": 0.1}, False),  # not theirs
+    ("Leo clung to my leg and sobbed", {"good": 0.65, "bad": 0.25, "neither": 0.1}, False),
+])
+def test_the_persons_own_tears_told_gladly_get_no_gloomy_opening(text, news, glad):
+    assert openings.glad_tears(text, news) is glad
+    fam = openings.family(text, label="devastated", coarse="sad", risk=RiskAssessment(), news=news,
+                          earlier=["so that happened today"])
+    assert (fam not in openings._GLOOMY_FAMILIES) if glad else fam is not None
+
+
 @pytest.mark.parametrize("text, bright", [
     ("at least the train was warm", True),
     ("the payout is more than we hoped, though", True),
