@@ -71,8 +71,10 @@ _PROGRESSIVE = re.compile(r"^(?:thinking|feeling|going|gonna|trying|planning|get
                           r"starting|looking|sitting|lying|stuck)\b", re.IGNORECASE)
 # Any other "-ing" word that begins a sentence and is followed by what a verb takes ("Flying tomorrow",
 # "watching a documentary") reads as the person doing it; not a noun ("Nothing", "Morning", "Driving test")
+# ... nor a word that joins what it names to the sentence before ("it went to 400 people. including the CEO")
 _ING = re.compile(r"^(?!(?:no|some|any|every)thing\b|morning|evening|during|wedding|ceiling|spring|string|bring|"
-                  r"king|ring|sing|swing|thing|wing|sibling|darling|pudding)[a-z]{3,}ing(?:$|[ ,]+(?:a|an|the|my|our|"
+                  r"king|ring|sing|swing|thing|wing|sibling|darling|pudding|including|excluding|regarding|considering|"
+                  r"concerning|according|following|pending|notwithstanding)[a-z]{3,}ing(?:$|[ ,]+(?:a|an|the|my|our|"
                   r"his|her|their|this|that|some|all|to|in|on|at|for|with|from|about|around|through|up|out|back|home|"
                   r"again|now|tomorrow|today|tonight|so|too|really)\b)", re.IGNORECASE)
 # ... or the subject of a verb that follows ("Waiting for results is the worst part").

@@ -103,6 +103,7 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("JUST GOT THE CALL. benign!!! I'm sat in the car crying", "You got the call."),  # not "You gOT THE CALL."
     ("GOT THE JOB!!! the deputy manager one at the nursery", "You got the job."),  # three short words shouted
     ("i cant stop crying lol my mum came running in", "You can't stop crying."),  # the laugh ends a clause
+    ("it went to 400 people. including the CEO, who wrote it", "You said it went to 400 people."),  # no "You're including"
     ("i tried making it last week and it was... not the same lol",
      "You tried making it last week and it was not the same."),  # the trailing off is no sentence's end
     ("got about £400 in savings so. yeah", "You got about £400 in savings."),
