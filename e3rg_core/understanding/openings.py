@@ -98,17 +98,19 @@ _ASKS_WHAT_TO_DO = re.compile(
     r"deal|handle|stop|get)|any (?:tips|advice|ideas?)|is there a (?:\w+ )?way to|(?:do you think|would you say) i "
     r"(?:should|could)|things? i (?:can|could|should) do)\b")
 
-# Each label's family. "caring", "trusting", "faithful" and "prepared" have none: they say how the person
-# stands towards someone or something, not how their news went ("She just texted me 'please just come'" read
-# as caring got "Oh, that's so kind."; "I've started writing everything down" read as prepared got "Oh, that
-# sounds exciting!"), so the message's own words choose (``_by_vote_and_words``). Hope is met gladly, not as
+# Each label's family. "caring", "trusting", "faithful", "prepared" and "confident" have none: they say how the
+# person stands towards someone or something, not how their news went ("She just texted me 'please just come'"
+# read as caring got "Oh, that's so kind."; "I've started writing everything down" read as prepared got "Oh, that
+# sounds exciting!"; read as confident, "any last tips", "big interview tomorrow at 10" and "well you're a good
+# listener anyway" got "That's something to be proud of!", 5 of the dev sets' 12 such openings praising nothing
+# done), so the message's own words choose (``_by_vote_and_words``). Hope is met gladly, not as
 # excitement ("How exciting!" to "First time in a month I've eaten a proper meal").
 _FAMILY_OF_LABEL = {
     "lonely": "lonely", "anxious": "worry", "afraid": "worry", "terrified": "worry", "apprehensive": "worry",
     "fear": "worry", "angry": "unfair", "annoyed": "unfair", "furious": "unfair", "jealous": "unfair",
     "contempt": "unfair", "disgusted": "unfair", "embarrassed": "sting", "ashamed": "sting", "guilty": "guilt",
     "disappointed": "letdown", "sad": "loss", "devastated": "loss",
-    "proud": "pride", "confident": "pride", "impressed": "impressed", "grateful": "warm",
+    "proud": "pride", "impressed": "impressed", "grateful": "warm",
     "excited": "excited", "anticipating": "excited", "hopeful": "glad", "joyful": "joy", "happy": "joy",
     "content": "joy",
     "surprised": "surprise", "nostalgic": "memory", "sentimental": "memory",
@@ -648,8 +650,13 @@ _THANKS = re.compile(
 # Praise of the avatar itself ("you're more patient than my brother, i'll give you that"): the model answered as
 # if the person were the patient one ("You're always so patient and understanding.").
 _PRAISE = re.compile(
-    r"^(?:\w+[.,!]? )?(?:you'?re|you are|ur) (?:so |really |very |actually |way |much |more |a lot more |honestly )*"
-    r"(?:patient|kind|sweet|lovely|nice|helpful|funny|easy to talk to|a good listener|good at this|the best|better at this|"
+    # after a sentence's start or a word or three of chat ("haha ok. well you're a good listener anyway")
+    r"(?:^|[.!?]\s+)(?:(?:ok|okay|well|haha\w*|lol|aw+|ah|oh|honestly|and|but|still|anyway|seriously|god|gosh|omg|wow|ha|mate|"
+    r"dude|bro|man|"
+    r"fair enough|you know what|tbh|ngl|i mean)[.,!]? ){0,3}(?:you'?re|you are|ur) (?:so |really |very |actually |way |"
+    r"much |more |a lot more |honestly )*(?:patient|kind(?! of)|sweet|lovely|nice|helpful|funny|easy to talk to|"
+    r"easier to talk to|a good listener|"
+    r"good at this|the best|better at this|"
     r"better than)\b|\bi (?:really )?(?:like|love|enjoy) (?:talking|chatting) (?:to|with) you\b")
 
 

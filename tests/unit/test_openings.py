@@ -444,7 +444,10 @@ def test_bad_news_with_a_request_for_ideas_is_answered_after_a_gentle_opening(me
 @pytest.mark.parametrize("message, praised", [
     ("fair. you're more patient than my brother, i'll give you that", True),
     ("I like talking to you", True),
+    ("haha ok. well you're a good listener anyway", True),  # after a few words of chat
     ("you're right", False),
+    ("my boss said you're the best at this", False),  # someone else's words, to someone else
+    ("I think you're kind of right", False),
     ("you're killing me", False),
 ])
 def test_praise_of_the_avatar_is_thanked_not_handed_back(message, praised):
@@ -588,3 +591,9 @@ def test_feared_news_that_came_to_nothing_is_met_gladly_and_hoped_for_news_gentl
     assert fam("the doctor thinks it might be benign, I cannot stop shaking", "terrified", "fear") is None  # only hoped
     # a good result told with a bad feeling keeps the vote's gentle opening
     assert openings.kind_of(fam("the scan was clear but I still feel awful and can't sleep", "sad", "sad")) == "bad"
+
+
+@pytest.mark.parametrize("message", ["big interview tomorrow at 10", "any last tips", "I've been seeing someone for a month"])
+def test_a_confident_vote_praises_nothing_the_message_does_not_tell(message):
+    fam = openings.family(message, label="confident", coarse="happy", risk=RiskAssessment(), confidence=0.9)
+    assert fam != "pride"
