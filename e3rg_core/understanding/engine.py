@@ -543,9 +543,11 @@ class Understander:
         # to deal with.")
         vote_only = ctx.news == "bad" and openings.leans_good(news) and told != "bad" \
             and not openings.bad_news_words(text)
-        if openings.laughing(text) and told != "bad" and not openings.bad_news_words(text):
-            # told with a laugh: no gloomy closing from the vote ("Go gently with yourself today." to "i cant stop
-            # crying lol" after getting the job), a gentle question after bad news, else a plain one
+        if (openings.laughing(text) and told != "bad" or openings.glad_tears(text, news)) \
+                and not openings.bad_news_words(text):
+            # told with a laugh, or the person's own tears told gladly ("she replied 'happens to the best of us' I
+            # could cry"): no gloomy closing from the vote ("Go gently with yourself today." to "i cant stop crying
+            # lol" after getting the job), a gentle question after bad news, else a plain one
             return "feeling" if bad_before else None
         if (ctx.news == "bad" and not vote_only or bad_before and not openings.leans_good(news)) \
                 and not openings.turned_for_the_better(text, news):

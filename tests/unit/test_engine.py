@@ -645,6 +645,8 @@ def test_a_painful_vote_that_chose_no_opening_sets_no_gloomy_closing_where_the_r
     assert group(ukulele, leans_good) is None  # not "That's a lot to deal with."
     assert group(ukulele, leans_bad) == "hard"
     assert group("my grandad died on sunday", leans_good) == "hard"  # bad news by name keeps its gentle closing
+    relief = "she replied 'happens to the best of us' I could cry"  # the person's own tears, the reader leaning good
+    assert group(relief, leans_good) is None and group(relief, leans_bad) == "hard"
 
 
 def test_the_part_said_back_is_the_news_the_opening_meets():
