@@ -483,6 +483,17 @@ def test_feared_news_that_turned_out_well_is_not_bad_news(text):
     assert check("That's wonderful news!", user_text=text, coarse="happy", risk=NONE).ok
 
 
+@pytest.mark.parametrize("text, death_told", [
+    ("i cant stop crying lol my mum came running in thinking someone had died", False),  # misread, after good news
+    ("my mum rang and said someone had died at the school", True),
+    ("it feels like someone died", True),  # a loss in other words
+])
+def test_a_death_only_misread_by_someone_is_no_bad_news(text, death_told):
+    from e3rg_core.understanding.safety.guard import names_bad_news
+
+    assert names_bad_news(text) is death_told
+
+
 @pytest.mark.parametrize("text", [
     "They found a lump and want to do a biopsy.",
     "The scan came back clear but they found a tumour in my liver.",

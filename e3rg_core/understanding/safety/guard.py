@@ -93,14 +93,19 @@ class Verdict:
     reason: str = ""  # "affirms_harm" or "cheerful_to_distress" when not ok
 
 
+# A death only feared by someone who misread the moment ("my mum came running in thinking someone had died" at
+# the person's happy tears): no death told. Not "it feels like someone died", a loss in other words.
+_MISREAD = re.compile(r"\b(?:thinking|thought)\s+(?:someone|somebody)\s+had\s+(?:died|passed away)\b")
+
+
 def _bad_news(heard: str) -> bool:
     """``heard`` (canonical) names bad news that did not turn out well."""
-    return _BAD_NEWS.search(_RESOLVED.sub(" ", heard)) is not None
+    return _BAD_NEWS.search(_MISREAD.sub(" ", _RESOLVED.sub(" ", heard))) is not None
 
 
 def _weak_bad_news(heard: str) -> bool:
     """``heard`` (canonical) has a weaker sign of bad news (``_BAD_NEWS_WEAK``) that did not turn out well."""
-    return _BAD_NEWS_WEAK.search(_RESOLVED.sub(" ", heard)) is not None
+    return _BAD_NEWS_WEAK.search(_MISREAD.sub(" ", _RESOLVED.sub(" ", heard))) is not None
 
 
 def _distressed(heard: str, coarse: str, risk: RiskAssessment) -> bool:
