@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import shutil
+import warnings
 
 import pytest
 
@@ -45,26 +46,40 @@ def talked(live, tmp_path_factory, _shared_server):
     """One hands-free conversation: the plan, the page's events, the stored turns, the server's log."""
     # Real time on two cores: the app the other modules share (its models loaded, its threads alive) is
     # stopped first, not left beside this one; the next module that needs it starts it again (conftest.py).
-    # Beside it the fake microphone went unheard now and then (3 of 4 of these tests failed in one full run).
     _shared_server.stop()
     root = tmp_path_factory.mktemp("handsfree")
     assert live.INTERRUPTION == 2  # the third utterance is said over the avatar's reply
-    (root / "server").mkdir()
-    server = AppServer(root / "server")
-    server.launch()  # it loads its models while the microphone's file is made
-    try:
-        wav, marks = live.make_wav(root, PLAN)
-        server.wait_ready()
-        capture_ms, events, capture_epoch_s = live.run_page(server.url, wav, marks[-1]["end_s"] + 1.5,
-                                                            settle_s=SETTLE_S)
-    finally:
-        server.stop()
+    wav, marks = live.make_wav(root, PLAN)
+    capture_ms, events, capture_epoch_s, server = _conversation(live, root / "server", wav, marks)
+    if "faster_whisper" not in server.log_path.read_text(errors="replace"):
+        # No audio at all reached the server's listener (its speech recognition never ran): on a loaded two-core
+        # machine the page's stream from Chromium's fake microphone now and then never starts (issue 20's
+        # twenty-second and twenty-third passes, on a slower machine). What these tests judge is the turn-taking
+        # once audio flows, so the conversation is had once more on a fresh server, with a warning; a second
+        # silent start fails them. (Why the stream does not start is not known; docs/replies.md.)
+        warnings.warn("hands-free test: no audio reached the server; talking once more", stacklevel=2)
+        capture_ms, events, capture_epoch_s, server = _conversation(live, root / "server_again", wav, marks)
     turns = live.stored_turns(server.data)
     log = server.log_path.read_text(errors="replace")
     # a turn counts as stored with 40 % of its words: on a loaded machine Gradio's streaming input drops
     # a piece now and then (a word or two misheard), which the bench reports and this test does not judge
     return marks, events, turns, live.measure(marks, capture_ms, events, turns, log, capture_epoch_s,
                                               heard_share=0.4)
+
+
+def _conversation(live, folder, wav, marks):
+    """The plan said into the page of a fresh server in ``folder``: the capture's start, the page's events,
+    the capture's start as a Unix time, and the (stopped) server."""
+    folder.mkdir()
+    server = AppServer(folder)
+    server.launch()
+    try:
+        server.wait_ready()
+        capture_ms, events, capture_epoch_s = live.run_page(server.url, wav, marks[-1]["end_s"] + 1.5,
+                                                            settle_s=SETTLE_S)
+    finally:
+        server.stop()
+    return capture_ms, events, capture_epoch_s, server
 
 
 def test_each_pause_ends_a_turn_and_none_is_lost(talked):
@@ -82,8 +97,13 @@ def test_talking_over_the_reply_silences_it_and_stores_what_was_said(talked):
     cut = [t for t in turns if "interrupted" in t["details"]]
     assert len(cut) == 1 and len(figures["barge_ins_at_s"]) == 1 and figures["false_barge_ins"] == 0
     assert figures["barge_in_to_silence_s"] is not None
-    unspoken = cut[0]["details"]["interrupted"]["unspoken"]
-    assert cut[0]["reply"] and unspoken and unspoken not in cut[0]["reply"]  # what was heard, not what was not
+    interrupted = cut[0]["details"]["interrupted"]
+    unspoken = interrupted["unspoken"]
+    assert unspoken and unspoken not in cut[0]["reply"]  # what was heard, not what was not
+    # Something of it was heard, unless the reply began while the person was still talking: on a slow machine
+    # (first audio ~7 s after a turn) the long third utterance is under way when the second reply starts, the
+    # page cuts it at once ("barge-in at 0.02 s: the person is speaking; voiced 1.86 s") and none of it was heard
+    assert cut[0]["reply"] or interrupted["at_s"] < 0.5
 
 
 def test_silence_noise_and_music_make_no_turn(talked):
