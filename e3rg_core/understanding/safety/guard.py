@@ -98,14 +98,19 @@ class Verdict:
 _MISREAD = re.compile(r"\b(?:thinking|thought)\s+(?:someone|somebody)\s+had\s+(?:died|passed away)\b")
 
 
+def _as_news(heard: str) -> str:
+    """``heard`` (canonical) without what tells no bad news: feared news that turned out well, a misread death."""
+    return _MISREAD.sub(" ", _RESOLVED.sub(" ", heard))
+
+
 def _bad_news(heard: str) -> bool:
     """``heard`` (canonical) names bad news that did not turn out well."""
-    return _BAD_NEWS.search(_MISREAD.sub(" ", _RESOLVED.sub(" ", heard))) is not None
+    return _BAD_NEWS.search(_as_news(heard)) is not None
 
 
 def _weak_bad_news(heard: str) -> bool:
     """``heard`` (canonical) has a weaker sign of bad news (``_BAD_NEWS_WEAK``) that did not turn out well."""
-    return _BAD_NEWS_WEAK.search(_MISREAD.sub(" ", _RESOLVED.sub(" ", heard))) is not None
+    return _BAD_NEWS_WEAK.search(_as_news(heard)) is not None
 
 
 def _distressed(heard: str, coarse: str, risk: RiskAssessment) -> bool:
