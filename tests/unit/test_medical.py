@@ -29,6 +29,8 @@ def test_an_emergency_is_found_with_its_kind(text, kind):
     "I laughed so hard I couldn't breathe lol",
     "Collapsed into bed at nine, what a week.",
     "The shelf collapsed and all my books fell.",
+    "Our whole chain's collapsed, the buyers pulled out this morning.",
+    "The sponge collapsed the second it came out of the tin.",
     "I had a panic attack last month before my exam.",
     "My chest is sore after the gym.",
     "My heart is broken.",

@@ -77,6 +77,18 @@ def test_patterns_leave_idioms_accidents_and_others_alone(text):
     assert patterns.match(canonical(text)) is None
 
 
+@pytest.mark.parametrize("text, found", [
+    # a fragment goes on with the clause before it: someone else's death told, then how
+    ("My uncle died in March. Overdose.", False),
+    ("Lost my best friend last year. Suicide, they said.", False),
+    # ... but not one that says when, nor one after the writer's own words
+    ("My sister's fine. Overdose tonight.", True),
+    ("I'm done with all of it. Overdose.", True),
+])
+def test_a_fragment_says_no_more_of_the_writer_than_the_clause_before(text, found):
+    assert (patterns.match(canonical(text)) is not None) is found
+
+
 # The replies of the issue that must never be said, each to the message it answered.
 @pytest.mark.parametrize("user, reply", [
     ("I counted my pills and I think there are enough.", "Your pills should be enough."),

@@ -90,8 +90,10 @@ def urgent(text: str) -> UrgentMatch | None:
             continue  # "so much work I can't breathe" is a figure of speech
         kind = "medical" if kind == "breath" else kind
         if kind == "someone" and re.search(r"\b(?:building|bridge|roof|tent|shelf|wall|market|economy|"
-                                           r"stock|team|deal|plan|project|talks)\b", clause):
-            continue  # "the roof collapsed", "the deal collapsed"
+                                           r"stock|team|deal|plan|project|talks|chain|sale|purchase|mortgage|business|company|firm|marriage|"
+                                           r"relationship|ceiling|tunnel|cake|souffl\w*|sponge|scaffolding|fence|shed|"
+                                           r"government|coalition|negotiations)\b", clause):
+            continue  # "the roof collapsed", "the deal collapsed", "the whole chain's collapsed"
         if kind == "someone" and re.search(r"\b(?:phone|laptop|computer|battery|car|baby monitor)\b", clause):
             continue
         if kind == "medical" and _ASKS.search(clause):

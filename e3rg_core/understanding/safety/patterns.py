@@ -106,10 +106,28 @@ def _said_of_others(clause: str, start: int) -> bool:
     return _FIRST_PERSON.search(before[others[-1].end():]) is None
 
 
+# A fragment of a few words with no subject of its own ("Overdose.", "Suicide, they said."): it goes on with
+# the clause before it, and says no more of the writer than that clause did; not one that says when
+# ("Overdose tonight."), which is a plan.
+_FRAGMENT_WORDS = 3
+_WHEN = re.compile(r"\b(?:tonight|today|tomorrow|now|soon|later|this (?:week|weekend|morning|evening)|next|when|after|"
+                   r"before|by|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b")
+
+
+def _goes_on_about_others(clauses: list[str], clause: str) -> bool:
+    """Is ``clause`` a fragment after a clause said of someone else ("My brother died last month. Overdose.")?"""
+    at = clauses.index(clause)
+    if at == 0 or len(clause.split()) > _FRAGMENT_WORDS or _FIRST_PERSON.search(clause) or _WHEN.search(clause):
+        return False
+    before = clauses[at - 1]
+    return _said_of_others(before, len(before))
+
+
 def match(text: str) -> PatternMatch | None:
     """The first first-person risk statement in ``text`` (already ``canonical``), or ``None``."""
+    clauses = [c.strip() for c in _CLAUSE.split(text) if c.strip()]
     for clause, category, found in clause_matches(text, _CLAUSE, _COMPILED):
-        if _said_of_others(clause, found.start()):
+        if _said_of_others(clause, found.start()) or _goes_on_about_others(clauses, clause):
             continue
         if category in ("self_harm", "reckless_intent") and _ACCIDENT.search(clause):
             continue
