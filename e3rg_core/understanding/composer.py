@@ -808,6 +808,14 @@ _NOT_TO_REASSURE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|slap\
                               r"tablets?|meds|medication|dose|chemo|surgery|operation|injection|symptoms?|pain|arm|"
                               r"legs?|hands?|feet|foot|face|chest|head|stomach|scan|side effects?|flu|covid|virus|"
                               r"fever|period|(?:i'?m|i am|being|while|during|my|in|get|got|getting) pregnan\w*|pregnancy)\b")
+# ... and in the speaker's two lines before it, only harm done or risk told rules it out: the body and grief
+# words there are no reason to withhold it ("she was holding her hand the whole time" before "would it be weird
+# to ask her at the funeral?"); a risk told earlier is the risk detector's, whose caring stance has no reassurance.
+_HARM_BEFORE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|slap\w*|smack\w*|kick\w*|shov\w*|abus\w*|"
+                          r"neglect\w*|hurt(?:ing)? (?:him|her|them|someone|people|myself|you)|gets? hurt|revenge|"
+                          r"beat\w* (?:him|her|them|up)|suicid\w*|overdos\w*|self[- ]harm\w*|(?:cut|cutting|burn\w*) "
+                          r"myself|starv\w*|purg\w*|vomit\w*|throw\w* up|pills?|tablets?|cheat\w*|steal\w*|stole|"
+                          r"stalk\w*|spy\w*|lied|lying|gun|knife|drunk|drugs?)\b")
 _NORMAL = {"normal": "It's completely normal", "okay": "It's completely okay", "ok": "It's completely okay"}
 # Asking whether something done or planned looks foolish ("Is it weird that I haven't washed his bed yet?",
 # "Would it be daft to try negotiating with him?", "Is that mad at my age?"): only the judges of looking odd,
@@ -843,7 +851,7 @@ def reassured(user_text: str, earlier: Sequence[str] = ()) -> str:
         return ""
     before = [canonical(line) for line in list(earlier)[-2:]]  # harm told just before rules reassurance out too
     if (judged := _SELF_JUDGED.search(text)) is not None:
-        if any(_NOT_TO_REASSURE.search(line) for line in before):
+        if any(_HARM_BEFORE.search(line) for line in before):
             return ""
         return f"I don't think you're {judged.group('who')}."
     if (am := _AM_I.search(text)) is not None:
@@ -853,8 +861,7 @@ def reassured(user_text: str, earlier: Sequence[str] = ()) -> str:
         return f"I don't think you're {am.group('judge')}{act}."
     if (it := _IS_IT.search(text)) is None:
         odd = _LOOKS_ODD.search(text)
-        if odd is None or _NOT_WAVED.search(text) or any(_NOT_WAVED.search(line) or _NOT_TO_REASSURE.search(line)
-                                                         for line in before):
+        if odd is None or _NOT_WAVED.search(text) or any(_HARM_BEFORE.search(line) for line in before):
             return ""
         would = " would be" if odd.group("verb").startswith("would") else "'s"
         return f"I don't think it{would} {odd.group('judge')} at all."

@@ -522,9 +522,23 @@ def test_a_question_whether_something_looks_odd_is_answered_that_it_does_not(mes
     ("is it weird to send one last message?", ()),  # a farewell's words
     ("is it bad that I read her texts?", ()),  # "bad" weighs a deed: the model's to answer
     ("Is that weird?", ("I hit him when he wouldn't stop crying.",)),  # harm told just before
+    ("would it be weird to keep it from him?", ("I've been cutting myself again.",)),  # risk told just before
+    ("Is that weird?", ("I stole twenty quid from my flatmate's drawer.",)),  # a wrong to someone
 ])
 def test_what_looks_odd_is_not_waved_through_where_it_may_be_harm(message, earlier):
     assert composer.reassured(message, earlier) == ""
+
+
+@pytest.mark.parametrize("message, earlier, expected", [
+    # grief and the body told before are no harm: the question is still answered
+    ("would it be weird to ask her cousin for the recipe at the funeral?",
+     ("she was holding her hand at the end, no pain", "Gran never wrote the recipe down"), "I don't think it would be weird at all."),
+    ("Is it weird that I'm looking forward to the wake?", ("My uncle died in May.",), "I don't think it's weird at all."),
+    ("is it silly to ask for a payment plan?", ("there's nothing left to cut from the budget",),
+     "I don't think it's silly at all."),
+])
+def test_what_was_told_before_rules_reassurance_out_only_when_it_is_harm(message, earlier, expected):
+    assert composer.reassured(message, earlier) == expected
 
 
 @pytest.mark.parametrize("message, asks", [
