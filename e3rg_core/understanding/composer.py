@@ -224,7 +224,8 @@ _QUESTION = re.compile(
     r"weird|enough|still|even|going|gonna|worth|a|an)\b|"
     r"(?:what|wat|how|who|where)(?:'s|s)\s+(?:your|ur|yours|you|u|the best|a good)\b|"
     r"(?:random|quick|serious|dumb|silly|weird|honest) question\b|"
-    r"(?:any|got any)\s+(?:tips|ideas|advice|idea|thoughts)\b|which\s+(?:one|ones|of|would|should)\b|"
+    r"(?:any|got any)\s+(?:(?:last|more|other|good|quick|final|last[- ]minute)\s+)?(?:tips|ideas|advice|idea|thoughts|"
+    r"suggestions?|recommendations?|pointers)\b|which\s+(?:one|ones|of|would|should)\b|"
     r"(?:you|u)\s+(?:ever|think|reckon)\b|ever\s+(?:been|tried|had|seen|done)\b|"
     r"(?:what|how)\s+about\s+(?:you|u)\b|thoughts\W*$|"
     # "what helps with the sore throat", "what works for a stiff neck"
@@ -251,9 +252,15 @@ def is_question(sentence: str) -> bool:
     sentence = _QUOTE_PART.sub(" ", sentence.strip()).strip()  # "she texted back 'coffee sunday?'" asks nothing
     if "?" in sentence:
         return not amazed(sentence)
-    if _REQUEST.match(_LEADING.sub("", sentence)):
+    if _REQUEST.match(_LEADING.sub("", sentence)) or _ASKED_WITH_STOP.match(_LEADING.sub("", sentence)):
         return True
     return not sentence.endswith((".", "!")) and _QUESTION.match(_LEADING.sub("", sentence)) is not None
+
+
+# A question typed with a full stop, in a shape no statement has ("is it petty to put a camera in the office
+# fridge. asking for me", "what do i do."); not "Did it anyway." or "Can I just say, you were brilliant."
+_ASKED_WITH_STOP = re.compile(r"(?:is it|is that|would it be|would that be|should i|should we|do you think|do u think|"
+                              r"what should i|how do i|how should i|what do i)\s+\S[^!]*\.?$", re.IGNORECASE)
 
 
 def asks_listener(user_text: str) -> bool:

@@ -225,6 +225,12 @@ def test_a_restatement_that_keeps_who_did_what_passes():
     ("Did it anyway.", False),  # the end mark says it is no question
     ("What a day.", False),
     ("Was up all night", False),
+    ("any last tips", True),
+    ("off to the curry house later. any suggestions what to order", True),
+    ("is it daft to book a table for one. asking for a friend", True),  # a question's shape, typed with a stop
+    ("should we just cancel.", True),
+    ("Can I just say, you were brilliant.", False),
+    ("Am I glad I went.", False),
 ])
 def test_a_question_is_heard_with_or_without_its_question_mark(message, asks):
     assert composer.asks_listener(message) is asks
