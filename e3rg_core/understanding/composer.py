@@ -254,7 +254,14 @@ def is_question(sentence: str) -> bool:
         return not amazed(sentence)
     if _REQUEST.match(_LEADING.sub("", sentence)) or _ASKED_WITH_STOP.match(_LEADING.sub("", sentence)):
         return True
-    return not sentence.endswith((".", "!")) and _QUESTION.match(_LEADING.sub("", sentence)) is not None
+    lead = _LEADING.sub("", sentence)
+    return not sentence.endswith((".", "!")) and _QUESTION.match(lead) is not None and not _GOES_ON.match(lead)
+
+
+# "which is amazing except Mum's just had her hip replaced": a message that goes on from the one before, typed
+# without its question mark, unless it weighs one thing against another ("which is better, the 8am or the 10am")
+_GOES_ON = re.compile(r"which\s+(?:is|was)\b(?!\s+(?:better|best|worse|worst|easier|easiest|cheaper|cheapest|quicker|"
+                      r"faster|nicer|healthier|safer|more|less|right|correct|the (?:best|right|better|one)))", re.IGNORECASE)
 
 
 # A question typed with a full stop, in a shape no statement has ("is it petty to put a camera in the office

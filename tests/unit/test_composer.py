@@ -231,6 +231,8 @@ def test_a_restatement_that_keeps_who_did_what_passes():
     ("should we just cancel.", True),
     ("Can I just say, you were brilliant.", False),
     ("Am I glad I went.", False),
+    ("which is great except the boiler's gone again", False),  # goes on from the message before
+    ("which is better, the 8am or the 10am", True),
 ])
 def test_a_question_is_heard_with_or_without_its_question_mark(message, asks):
     assert composer.asks_listener(message) is asks
