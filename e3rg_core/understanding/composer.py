@@ -738,6 +738,15 @@ _LOST = re.compile(r"\b(?:died|dead|death|passed away|passed on|funeral|lost (?:
                    r"gone|miss (?:her|him|them)|grave|widow\w*|bereave\w*)\b")
 
 
+# Said only where something was hoped for, tried for or waited on ("After all that hope, too." to a team made
+# redundant, or to "stayed till 11 and still didn't finish", gives them a hope they never spoke of).
+_AFTER_A_HOPE = {"After all that hope, too."}
+_HOPED_FOR = re.compile(r"\b(?:hop(?:e|ed|es|ing|eful)|fingers crossed|wanted|wanting|applied|application|interview\w*|"
+                        r"audition\w*|shortlist\w*|wait(?:ed|ing)|counting on|looking forward|dream\w*|tried|trying|"
+                        r"didn'?t get|did not get|not get in|rejected|rejection|turned (?:me )?down|so close|missed out|"
+                        r"fell through|bid|offer)\b")
+
+
 # Something still to come, told with nothing done yet ("Flying tomorrow for the first time in eleven
 # years", "My parents are flying in for the defence in May"): no closing that asks how it went ("How did it
 # feel?"), and joy looks forward. A message that also tells of something done ("I got the job! I start next
@@ -925,6 +934,8 @@ def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: 
         options = (kept + _LOOKING_AHEAD if group in _CHEERFUL_GROUPS else kept) or options
     if not any(_LOST.search(canonical(line)) for line in (*earlier[-3:], user_text)):
         options = tuple(line for line in options if line not in _AFTER_A_LOSS) or options
+    if not any(_HOPED_FOR.search(canonical(line)) for line in (*earlier[-3:], user_text)):
+        options = tuple(line for line in options if line not in _AFTER_A_HOPE) or options
     start = int.from_bytes(hashlib.sha256(f"{seed}\2{user_text}".encode("utf-8", "replace")).digest()[:4], "big")
     taken = set(_WORD.findall(canonical(said)))
     previous = canonical(previous_reply)

@@ -250,6 +250,14 @@ def test_a_gap_is_spoken_of_only_after_a_loss():
     assert "That leaves such a gap." in lines
 
 
+def test_a_hope_is_spoken_of_only_where_one_was():
+    lines = {composer.closing("letdown", f"They made my whole team redundant on day {i}.") for i in range(40)}
+    assert "After all that hope, too." not in lines
+    lines = {composer.closing("letdown", f"Didn't get the flat, day {i}.", earlier=["I applied for a flat"])
+             for i in range(40)}
+    assert "After all that hope, too." in lines
+
+
 def test_glad_closings_are_calm_and_give_no_advice():
     for group in ("glad", "impressed"):
         for line in composer.CLOSINGS[group]:
