@@ -255,7 +255,16 @@ def is_question(sentence: str) -> bool:
     if _REQUEST.match(_LEADING.sub("", sentence)) or _ASKED_WITH_STOP.match(_LEADING.sub("", sentence)):
         return True
     lead = _LEADING.sub("", sentence)
-    return not sentence.endswith((".", "!")) and _QUESTION.match(lead) is not None and not _GOES_ON.match(lead)
+    if sentence.endswith((".", "!")):
+        return False
+    return _QUESTION.match(lead) is not None and not _GOES_ON.match(lead) or _TAGGED.search(lead) is not None
+
+
+# A statement that asks to be agreed with, typed without its question mark: a tag at its end ("it'll be fine
+# won't it", "its probably just the house settling right"), the plain "right" only after a hedge ("probably",
+# "just"), so "turned right" or "got it all right" asks nothing.
+_TAGGED = re.compile(r"(?:\b(?:isn'?t it|aren'?t they|wasn'?t it|won'?t it|doesn'?t it|don'?t you think|or not|innit)|"
+                     r"\b(?:probably|surely|just|only|normal|fine|okay|ok|nothing)\b.*\b(?<!all )right)\s*$", re.IGNORECASE)
 
 
 # "which is amazing except Mum's just had her hip replaced": a message that goes on from the one before, typed
