@@ -645,7 +645,7 @@ _THANKS = re.compile(
     r"talking|this|your help|the help|hearing me out|your time|that|the advice|understanding|letting me vent)|so much)"
     # "thank you. he'd have liked you": thanks that open a message and end their sentence
     r"|^(?:thanks|thank you|thank u|thx|ty|cheers)(?: (?:so much|again|x+))?\s*(?:[.!]|$)"
-    r"|\b(?:that|this|talking|you|it) (?:actually |really |honestly )?(?:helped|helps)\b"
+    r"|\b(?:that|this|talking|you|it)(?: (?:it|this|things|that) through)? (?:actually |really |honestly )?(?:helped|helps)\b"
     r"|\bi feel (?:a (?:bit|little|lot) )?better (?:now|after talking|for talking)\b")
 # Praise of the avatar itself ("you're more patient than my brother, i'll give you that"): the model answered as
 # if the person were the patient one ("You're always so patient and understanding.").

@@ -559,3 +559,20 @@ def test_every_check_in_asks_plainly_and_leaves_the_reply_most_of_its_length():
                                                     question)
         assert len(question.split()) <= MAX_WORDS // 2  # the reply before it keeps at least 20 of the 35 words
         assert asked_recently([f"That sounds hard. {question}"])  # not asked again at once
+
+
+@pytest.mark.parametrize("text, thanked", [
+    ("cheers for yesterday, talking it through really helped", True),
+    ("thanks, that makes sense, will do", True),
+    ("Thanks so much for listening last night, I feel a bit better.", True),
+    # the farewells of the safety sets thank too, and each says something of an ending
+    ("Thanks for everything. Goodbye.", False),
+    ("thank you for always listening, it helped more than you know", False),
+    ("thanks for trying. it helped a bit but it's not your fault", False),
+    ("this is the last time I'll say it: thanks, you helped", False),
+    ("That helped.", False),  # no thanks
+])
+def test_thanks_for_help_that_worked_is_told_from_a_farewell(text, thanked):
+    from e3rg_core.understanding.safety.detector import thanks_for_help
+
+    assert thanks_for_help(canonical(text)) is thanked

@@ -138,6 +138,24 @@ def questions_in(text: str) -> str:
     return " ".join(s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.rstrip().endswith("?"))
 
 
+# Thanks for help that worked ("just wanted to say thanks for last night, talking it through really helped",
+# "thanks, that makes sense"), with no word of an ending: meaning alone reads thanks near a farewell, and the
+# farewells of the safety sets all thank too, but each says goodbye, "everything", "always", "these months",
+# "for trying" or "last". Such thanks get no check-in from meaning alone; patterns and the crisis tier still speak.
+_THANKS = re.compile(r"\b(?:thanks|thank you|thank u|thx|ty|cheers)\b")
+_HELPED = re.compile(r"\b(?:helped|helps|helping|(?:feel|feeling|i'?m) (?:a (?:bit|little|lot) )?better|makes sense|"
+                     r"good (?:idea|shout|point)|needed (?:that|this|a plan|to hear)|will do|i'?ll try)\b")
+_ENDING = re.compile(r"\b(?:goodbye|bye|farewell|last(?!\s+(?:night|week|weekend|month|year|term|"
+                     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day))|everything|always|all (?:these|this time|you'?ve|the)|forever|"
+                     r"anymore|any more|fault|trying|tried|sorry|forgive|miss|won'?t|never|gone|leave|leaving|"
+                     r"remember|kind(?:er|est)?|end|over|done|enough|tired|pointless)\b")
+
+
+def thanks_for_help(text: str) -> bool:
+    """Does ``text`` (canonical) thank the avatar for help that worked, with no word of an ending?"""
+    return bool(_THANKS.search(text) and _HELPED.search(text)) and not _ENDING.search(text)
+
+
 ANSWER_WORDS = 12  # a message shorter than this is also read with the avatar's question and the lines before
 MIN_WORDS = 4  # a shorter message ("ok", "fine", "now a walk") is too short for meaning alone to call risk
 
@@ -387,7 +405,8 @@ class RiskDetector:
         # out exactly what I'll do and when, step by step", and asking about suicide there fails the person.
         # A crisis reading that the speaker's own lines made everyday talk (``told_everyday``) stays a check-in:
         # meaning read risk in the message at the crisis tier ("After this weekend it won't matter to me anymore.").
-        if level == "check" and found is None and not told_everyday and self._everyday(current, earlier, own):
+        if level == "check" and found is None and not told_everyday and (
+                self._everyday(current, earlier, own) or not context and thanks_for_help(current)):
             category, evidence, level = ("earlier", "an earlier message", "care") if context else ("", "", "none")
         score = max([own.score if own is not None else -1.0, judged if judged is not None else -1.0,
                      1.0 if found is not None else -1.0])
