@@ -252,9 +252,12 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
             # the vote and the reader both read good news with a setback told in it ("passed her driving
             # test today, first go! She failed the theory twice"): neither sorrow nor cheer
             return None
-        if good_outcome(user_text) and sure_news(news) == "good":
+        if good_outcome(user_text) and (sure_news(news) == "good" or not names_bad_news(user_text)):
             # feared news that came to nothing, told with the hospital still in it ("it's benign!!! i'm sat
-            # crying in the hospital car park"): the vote read the waiting before it
+            # crying in the hospital car park"): the vote read the waiting before it. Where nothing but the
+            # weaker signs (a hospital, tears) is left besides the outcome, the outcome is enough: of the 5 such
+            # messages of the reply sets and the other writers' turns, all 5 are good news, 2 with the reader
+            # leaning good but short of sure and 1 with it leaning bad (twenty-fourth pass)
             return "glad"
         return fam if fam is not None and fam not in _GOOD_FAMILIES else "hard"
     if mixed_feelings(user_text):

@@ -422,9 +422,14 @@ def test_feared_news_that_came_to_nothing_is_met_gladly_with_the_hospital_in_it(
     message = "ok i'm back. it's benign!!! i'm sat crying in the hospital car park"
     good = {"good": 0.8, "bad": 0.1, "neither": 0.1}
     assert openings.family(message, label="terrified", coarse="fear", risk=RiskAssessment(), news=good) == "glad"
+    # nothing but the hospital and the tears beside the outcome: the outcome is enough, the reader unsure or not
     unsure = {"good": 0.5, "bad": 0.4, "neither": 0.1}
-    assert openings.family(message, label="terrified", coarse="fear", risk=RiskAssessment(),
-                           news=unsure) != "glad"
+    assert openings.family(message, label="terrified", coarse="fear", risk=RiskAssessment(), news=unsure) == "glad"
+    # plain bad news beside it needs the reader sure of good news
+    worse = "the lump was benign but they found cancer in my liver"
+    assert openings.family(worse, label="terrified", coarse="fear", risk=RiskAssessment(), news=unsure) != "glad"
+    assert openings.family("the echo was completely normal, she thinks the chest pain was a pulled muscle",
+                           label="terrified", coarse="fear", risk=RiskAssessment(), news=unsure) == "glad"
 
 
 def test_kind_of_news_an_opening_meets():

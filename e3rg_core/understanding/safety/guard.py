@@ -39,14 +39,15 @@ _BAD_NEWS = re.compile(
 # is good news, and the bad-news words in it are not read as bad news.
 _RESOLVED = re.compile(
     r"\b(?:cancer|tumou?r|disease)[- ]free\b|\b(?:biopsy|scans?|tests?|results?|lump|mammogram|bloods?|smear|"
-    r"x-?ray|mri|ct)\b[^.?!]{0,30}?\b(?:came back |come back |was |were |is |are |all )?(?:clear|negative|benign|"
+    r"x-?ray|mri|ct|echo|ecg|ekg|ultrasound|angiogram|colonoscopy|endoscopy|check-?up)\b[^.?!]{0,30}?\b(?:came back |come back |was |were |is |are |all )?(?:clear|negative|benign|"
     r"fine|normal|nothing serious|nothing to worry about|all good)\b|\ball clear\b|\bin remission\b|"
     r"\bnot (?:cancer\w*|a tumou?r|malignant)\b|\bno (?:sign of |signs of |trace of )?(?:cancer|tumou?r)\b|\bbenign\b|"
     r"\bbeat (?:cancer|it)\b|\bcancer survivor\b|\bfinished (?:chemo|chemotherapy|radiotherapy|radiation|treatment)\b|"
     r"\brang the bell\b|\b(?:completely |totally |perfectly )?harmless\b|\b(?:just|only) a cyst\b|"
     # an injury feared that was not one ("sure I'd broken my wrist, turns out it's only a mild sprain")
     r"\b(?:thought|sure|convinced|worried) (?:i'?d|i had|it was|he'?d|she'?d|that i'?d) (?:\w+ ){0,2}?(?:broken|"
-    r"fractured|torn) (?:\w+ )?\w+|\b(?:just|only) a (?:mild |minor |bad )?(?:sprain|strain|bruise)\b|"
+    r"fractured|torn) (?:\w+ )?\w+|\b(?:just|only|was|is) a (?:mild |minor |bad )?(?:sprain|strain|bruise|pulled muscle|"
+    r"trapped nerve)\b|"
     r"\bnot (?:even )?(?:a fracture|broken|fractured)\b"
 )
 # Weaker signs, trusted only when the emotion vote did not read joy or surprise.
