@@ -257,14 +257,7 @@ def is_question(sentence: str) -> bool:
     lead = _LEADING.sub("", sentence)
     if sentence.endswith((".", "!")):
         return False
-    return _QUESTION.match(lead) is not None and not _GOES_ON.match(lead) or _TAGGED.search(lead) is not None
-
-
-# A statement that asks to be agreed with, typed without its question mark: a tag at its end ("it'll be fine
-# won't it", "its probably just the house settling right"), the plain "right" only after a hedge ("probably",
-# "just"), so "turned right" or "got it all right" asks nothing.
-_TAGGED = re.compile(r"(?:\b(?:isn'?t it|aren'?t they|wasn'?t it|won'?t it|doesn'?t it|don'?t you think|or not|innit)|"
-                     r"\b(?:probably|surely|just|only|normal|fine|okay|ok|nothing)\b.*\b(?<!all )right)\s*$", re.IGNORECASE)
+    return _QUESTION.match(lead) is not None and not _GOES_ON.match(lead)
 
 
 # "which is amazing except Mum's just had her hip replaced": a message that goes on from the one before, typed

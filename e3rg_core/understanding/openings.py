@@ -645,7 +645,8 @@ def turned_for_the_better(user_text: str, news: Mapping[str, float] | None = Non
 # Thanks to the avatar for the talk itself, not for something someone else did.
 _THANKS = re.compile(
     r"\b(?:thanks|thank you|thank u|thx|ty|cheers)\b[^.!?]{0,20}?\b(?:for (?:listening|being here|being there|the chat|"
-    r"talking|this|your help|the help|hearing me out|your time|that|the advice|understanding|letting me vent)|so much)"
+    r"talking|this|your help|the help|hearing me out|your time|that|the advice|understanding|letting me vent|"
+    r"keeping me company|the company)|so much)"
     # "thank you. he'd have liked you": thanks that open a message and end their sentence
     r"|^(?:thanks|thank you|thank u|thx|ty|cheers)(?: (?:so much|again|x+))?\s*(?:[.!]|$)"
     r"|\b(?:that|this|talking|you|it)(?: (?:it|this|things|that) through)? (?:actually |really |honestly )?(?:helped|helps)\b"

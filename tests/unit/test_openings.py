@@ -183,6 +183,7 @@ def test_thanks_for_the_talk_is_met_with_gladness_not_a_celebration():
     ("Thanks, but no.", False),  # a refusal
     ("Thank you, she said, and walked off.", False),  # someone else's thanks
     ("cheers for yesterday, talking things through really helped", True),
+    ("ok. kettle's on. thanks for keeping me company", True),
 ])
 def test_thanks_that_open_a_message_are_to_the_avatar(text, thanks):
     assert openings.thanks_listener(text) is thanks
