@@ -252,12 +252,10 @@ def is_question(sentence: str) -> bool:
     sentence = _QUOTE_PART.sub(" ", sentence.strip()).strip()  # "she texted back 'coffee sunday?'" asks nothing
     if "?" in sentence:
         return not amazed(sentence)
-    if _REQUEST.match(_LEADING.sub("", sentence)) or _ASKED_WITH_STOP.match(_LEADING.sub("", sentence)):
-        return True
     lead = _LEADING.sub("", sentence)
-    if sentence.endswith((".", "!")):
-        return False
-    return _QUESTION.match(lead) is not None and not _GOES_ON.match(lead)
+    if _REQUEST.match(lead) or _ASKED_WITH_STOP.match(lead):
+        return True
+    return not sentence.endswith((".", "!")) and _QUESTION.match(lead) is not None and not _GOES_ON.match(lead)
 
 
 # "which is amazing except Mum's just had her hip replaced": a message that goes on from the one before, typed
@@ -747,6 +745,8 @@ _HOPED_FOR = re.compile(r"\b(?:hop(?:e|ed|es|ing|eful)|fingers crossed|wanted|wa
                         r"audition\w*|shortlist\w*|wait(?:ed|ing)|counting on|looking forward|dream\w*|tried|trying|"
                         r"didn'?t get|did not get|not get in|rejected|rejection|turned (?:me )?down|so close|missed out|"
                         r"fell through|bid|offer)\b")
+# Closing lines said only where the person (this message or their last three) spoke of what they lean on.
+_SAID_ONLY_AFTER = ((_AFTER_A_LOSS, _LOST), (_AFTER_A_HOPE, _HOPED_FOR))
 
 
 # Something still to come, told with nothing done yet ("Flying tomorrow for the first time in eleven
@@ -827,18 +827,16 @@ _SELF_JUDGED = re.compile(
     r"flatmate|housemate|colleague))\s*\?*(?=\s*(?:$|[.!?]))")
 # Harm to someone, or the body, in the message: no feeling in it is waved through ("Is it normal to feel happy
 # when he gets hurt?"), and whether a body's state is normal is no listener's to say ("numb after the surgery").
-_NOT_TO_REASSURE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|slap\w*|smack\w*|kick\w*|shov\w*|"
-                              r"abus\w*|neglect\w*|hurt(?:ing)? (?:him|her|them|someone|people|"
-                              r"myself|you)|gets? hurt|revenge|beat\w* (?:him|her|them|up)|jab|vaccin\w*|pills?|"
+_HARM_DONE = (r"kill\w*|hit(?:ting)?|punch\w*|stab\w*|slap\w*|smack\w*|kick\w*|shov\w*|abus\w*|neglect\w*|"
+              r"hurt(?:ing)? (?:him|her|them|someone|people|myself|you)|gets? hurt|revenge|beat\w* (?:him|her|them|up)")
+_NOT_TO_REASSURE = re.compile(r"\b(?:" + _HARM_DONE + r"|jab|vaccin\w*|pills?|"
                               r"tablets?|meds|medication|dose|chemo|surgery|operation|injection|symptoms?|pain|arm|"
                               r"legs?|hands?|feet|foot|face|chest|head|stomach|scan|side effects?|flu|covid|virus|"
                               r"fever|period|(?:i'?m|i am|being|while|during|my|in|get|got|getting) pregnan\w*|pregnancy)\b")
 # ... and in the speaker's two lines before it, only harm done or risk told rules it out: the body and grief
 # words there are no reason to withhold it ("she was holding her hand the whole time" before "would it be weird
 # to ask her at the funeral?"); a risk told earlier is the risk detector's, whose caring stance has no reassurance.
-_HARM_BEFORE = re.compile(r"\b(?:kill\w*|hit(?:ting)?|punch\w*|stab\w*|slap\w*|smack\w*|kick\w*|shov\w*|abus\w*|"
-                          r"neglect\w*|hurt(?:ing)? (?:him|her|them|someone|people|myself|you)|gets? hurt|revenge|"
-                          r"beat\w* (?:him|her|them|up)|suicid\w*|overdos\w*|self[- ]harm\w*|(?:cut|cutting|burn\w*) "
+_HARM_BEFORE = re.compile(r"\b(?:" + _HARM_DONE + r"|suicid\w*|overdos\w*|self[- ]harm\w*|(?:cut|cutting|burn\w*) "
                           r"myself|starv\w*|purg\w*|vomit\w*|throw\w* up|pills?|tablets?|cheat\w*|steal\w*|stole|"
                           r"stalk\w*|spy\w*|lied|lying|gun|knife|drunk|drugs?)\b")
 _NORMAL = {"normal": "It's completely normal", "okay": "It's completely okay", "ok": "It's completely okay"}
@@ -934,10 +932,10 @@ def closing(fam: str | None, user_text: str, *, said: str = "", previous_reply: 
     if ahead(user_text):
         kept = tuple(line for line in options if not _HOW_IT_WENT.search(canonical(line)))
         options = (kept + _LOOKING_AHEAD if group in _CHEERFUL_GROUPS else kept) or options
-    if not any(_LOST.search(canonical(line)) for line in (*earlier[-3:], user_text)):
-        options = tuple(line for line in options if line not in _AFTER_A_LOSS) or options
-    if not any(_HOPED_FOR.search(canonical(line)) for line in (*earlier[-3:], user_text)):
-        options = tuple(line for line in options if line not in _AFTER_A_HOPE) or options
+    spoken = [canonical(line) for line in (*earlier[-3:], user_text)]
+    for lines, told in _SAID_ONLY_AFTER:
+        if not any(told.search(line) for line in spoken):
+            options = tuple(line for line in options if line not in lines) or options
     start = int.from_bytes(hashlib.sha256(f"{seed}\2{user_text}".encode("utf-8", "replace")).digest()[:4], "big")
     taken = set(_WORD.findall(canonical(said)))
     previous = canonical(previous_reply)

@@ -20,7 +20,7 @@ from e3rg_core.types import RiskAssessment
 from e3rg_core.understanding import faults
 from e3rg_core.understanding.person import amazed
 from e3rg_core.understanding.safety.guard import distressed, good_outcome, names_bad_news
-from e3rg_core.understanding.safety.text import canonical
+from e3rg_core.understanding.safety.text import THANKS_WORDS, canonical
 
 # Family -> openings. Each is a whole short sentence, so it can be spoken while the rest is written.
 BANK: dict[str, tuple[str, ...]] = {
@@ -644,11 +644,11 @@ def turned_for_the_better(user_text: str, news: Mapping[str, float] | None = Non
 
 # Thanks to the avatar for the talk itself, not for something someone else did.
 _THANKS = re.compile(
-    r"\b(?:thanks|thank you|thank u|thx|ty|cheers)\b[^.!?]{0,20}?\b(?:for (?:listening|being here|being there|the chat|"
+    r"\b(?:" + THANKS_WORDS + r")\b[^.!?]{0,20}?\b(?:for (?:listening|being here|being there|the chat|"
     r"talking|this|your help|the help|hearing me out|your time|that|the advice|understanding|letting me vent|"
     r"keeping me company|the company)|so much)"
     # "thank you. he'd have liked you": thanks that open a message and end their sentence
-    r"|^(?:thanks|thank you|thank u|thx|ty|cheers)(?: (?:so much|again|x+))?\s*(?:[.!]|$)"
+    r"|^(?:" + THANKS_WORDS + r")(?: (?:so much|again|x+))?\s*(?:[.!]|$)"
     r"|\b(?:that|this|talking|you|it)(?: (?:it|this|things|that) through)? (?:actually |really |honestly )?(?:helped|helps)\b"
     r"|\bi feel (?:a (?:bit|little|lot) )?better (?:now|after talking|for talking)\b")
 # Praise of the avatar itself ("you're more patient than my brother, i'll give you that"): the model answered as

@@ -84,6 +84,8 @@ def test_patterns_leave_idioms_accidents_and_others_alone(text):
     # ... but not one that says when, nor one after the writer's own words
     ("My sister's fine. Overdose tonight.", True),
     ("I'm done with all of it. Overdose.", True),
+    # the same fragment twice: each is read after the clause just before it
+    ("My uncle died in March. Overdose. I'm thinking of the same. Overdose.", True),
 ])
 def test_a_fragment_says_no_more_of_the_writer_than_the_clause_before(text, found):
     assert (patterns.match(canonical(text)) is not None) is found

@@ -34,7 +34,7 @@ from e3rg_core.types import RiskAssessment, Utterance
 from e3rg_core.understanding.safety import harm, medical, patterns
 from e3rg_core.understanding.safety.meaning import JointScorer, MeaningScore, MeaningScorer
 from e3rg_core.understanding.safety.response import asked_recently
-from e3rg_core.understanding.safety.text import canonical
+from e3rg_core.understanding.safety.text import THANKS_WORDS, canonical
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def questions_in(text: str) -> str:
 # "thanks, that makes sense"), with no word of an ending: meaning alone reads thanks near a farewell, and the
 # farewells of the safety sets all thank too, but each says goodbye, "everything", "always", "these months",
 # "for trying" or "last". Such thanks get no check-in from meaning alone; patterns and the crisis tier still speak.
-_THANKS = re.compile(r"\b(?:thanks|thank you|thank u|thx|ty|cheers)\b")
+_THANKS = re.compile(r"\b(?:" + THANKS_WORDS + r")\b")
 _HELPED = re.compile(r"\b(?:helped|helps|helping|(?:feel|feeling|i'?m) (?:a (?:bit|little|lot) )?better|makes sense|"
                      r"good (?:idea|shout|point)|needed (?:that|this|a plan|to hear)|will do|i'?ll try)\b")
 _ENDING = re.compile(r"\b(?:goodbye|bye|farewell|last(?!\s+(?:night|week|weekend|month|year|term|"

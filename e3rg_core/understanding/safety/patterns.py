@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from e3rg_core.understanding.safety.text import clause_matches
+from e3rg_core.understanding.safety.text import matches_in, split_clauses
 
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("explicit", r"\b(?:kill|killing|killed|hang|hanging|hanged|shoot|shooting|drown|drowning|off|offing|poison|poisoning) myself\b"),
@@ -114,9 +114,9 @@ _WHEN = re.compile(r"\b(?:tonight|today|tomorrow|now|soon|later|this (?:week|wee
                    r"before|by|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b")
 
 
-def _goes_on_about_others(clauses: list[str], clause: str) -> bool:
-    """Is ``clause`` a fragment after a clause said of someone else ("My brother died last month. Overdose.")?"""
-    at = clauses.index(clause)
+def _goes_on_about_others(clauses: list[str], at: int) -> bool:
+    """Is ``clauses[at]`` a fragment after a clause said of someone else ("My brother died last month. Overdose.")?"""
+    clause = clauses[at]
     if at == 0 or len(clause.split()) > _FRAGMENT_WORDS or _FIRST_PERSON.search(clause) or _WHEN.search(clause):
         return False
     before = clauses[at - 1]
@@ -125,9 +125,10 @@ def _goes_on_about_others(clauses: list[str], clause: str) -> bool:
 
 def match(text: str) -> PatternMatch | None:
     """The first first-person risk statement in ``text`` (already ``canonical``), or ``None``."""
-    clauses = [c.strip() for c in _CLAUSE.split(text) if c.strip()]
-    for clause, category, found in clause_matches(text, _CLAUSE, _COMPILED):
-        if _said_of_others(clause, found.start()) or _goes_on_about_others(clauses, clause):
+    clauses = split_clauses(text, _CLAUSE)
+    for at, category, found in matches_in(clauses, _COMPILED):
+        clause = clauses[at]
+        if _said_of_others(clause, found.start()) or _goes_on_about_others(clauses, at):
             continue
         if category in ("self_harm", "reckless_intent") and _ACCIDENT.search(clause):
             continue

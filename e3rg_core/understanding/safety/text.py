@@ -147,16 +147,32 @@ def canonical(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
+#: The words of thanks, as an alternation for a pattern: the detector's thanks for help and the openings' thanks to
+#: the avatar read the same words.
+THANKS_WORDS = r"thanks|thank you|thank u|thx|ty|cheers"
+
+
+def split_clauses(text: str, clauses: re.Pattern[str]) -> list[str]:
+    """The clauses of ``text``, split by ``clauses``, stripped, empty ones left out."""
+    return [clause.strip() for clause in clauses.split(text) if clause.strip()]
+
+
+def matches_in(clauses: Sequence[str],
+               patterns: Sequence[tuple[str, re.Pattern[str]]]) -> Iterator[tuple[int, str, re.Match[str]]]:
+    """``(index, name, match)`` for each of ``patterns`` (name, compiled) found in each of ``clauses``, clause by
+    clause and pattern by pattern (a rule may read the clause before the one matched)."""
+    for at, clause in enumerate(clauses):
+        for name, pattern in patterns:
+            found = pattern.search(clause)
+            if found is not None:
+                yield at, name, found
+
+
 def clause_matches(text: str, clauses: re.Pattern[str],
                    patterns: Sequence[tuple[str, re.Pattern[str]]]) -> Iterator[tuple[str, str, re.Match[str]]]:
     """``(clause, name, match)`` for each of ``patterns`` (name, compiled) found in each clause of ``text``
     (split by ``clauses``, stripped, empty ones skipped), clause by clause and pattern by pattern: the
     pattern layers read a message this way and keep the first match their own rules accept."""
-    for clause in clauses.split(text):
-        clause = clause.strip()
-        if not clause:
-            continue
-        for name, pattern in patterns:
-            found = pattern.search(clause)
-            if found is not None:
-                yield clause, name, found
+    split = split_clauses(text, clauses)
+    for at, name, found in matches_in(split, patterns):
+        yield split[at], name, found
