@@ -49,6 +49,9 @@ SCREENED_FAULTS = ("advice_or_blame", "agreement_opener", "emotion_label", "thir
 # turns it off to measure the step.
 COMPOSE = True
 RESTATE_TOKENS = 32  # one short sentence
+# How many more times an answer to a question is written when its first sentence is left out by the fault screen
+# (the seeds move by 2 each time: the first writing already tries two for an empty reply).
+ANSWER_RESAMPLES = 1
 _CONTENT_FREE = ("N/A", "...", "[message]")  # inputs that carry no emotion, for calibration
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -380,34 +383,47 @@ class Understander:
         else:
             source = self._written_sentences(decided, opening=opening, partial=partial,
                                              first_clause_words=first_clause_words)
+        source_is_answer = partial and not reassurance
 
         def calm() -> str:  # said instead when nothing written may be said
             return safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care", asked=ctx.asks)
 
-        with contextlib.closing(source) as written:
-            for sentence in written:
-                verdict = safety.check(sentence, user_text=decided.turn.text, coarse=u.coarse, risk=u.risk)
-                if not verdict.ok:
-                    logger.warning("the output guard stopped a reply sentence (%s)", verdict.reason)
-                    decided.guarded.append(verdict.reason)
-                    if said == 0:
-                        said += 1
-                        yield calm()
-                    break
-                # A sentence with a fault a caring listener would not make is left out, not spoken.
-                found = faults.faults(sentence, screen if said == 0 else replace(screen, previous_reply=""),
-                                      names=SCREENED_FAULTS)
-                if found:
-                    decided.guarded.append("left out: " + ", ".join(found))
-                    if partial and said == 0:
-                        break  # the answer's first sentence carried its start; what follows builds on it
-                    continue
-                n_words = len(sentence.split())
-                if said and words + n_words > ctx.max_words:
-                    break  # the reply is long enough
-                said, words = said + 1, words + n_words
-                own += sentence is not opening
-                yield sentence
+        # An answer whose first sentence is left out is written once more with other seeds (``ANSWER_RESAMPLES``):
+        # nothing of it was said yet, and an honest "not sure" or a gentle line leaves the question unanswered.
+        resamples = ANSWER_RESAMPLES if source_is_answer else 0
+        while source is not None:
+            with contextlib.closing(source) as written:
+                source = None
+                for sentence in written:
+                    verdict = safety.check(sentence, user_text=decided.turn.text, coarse=u.coarse, risk=u.risk)
+                    if not verdict.ok:
+                        logger.warning("the output guard stopped a reply sentence (%s)", verdict.reason)
+                        decided.guarded.append(verdict.reason)
+                        if said == 0:
+                            said += 1
+                            yield calm()
+                        break
+                    # A sentence with a fault a caring listener would not make is left out, not spoken.
+                    found = faults.faults(sentence, screen if said == 0 else replace(screen, previous_reply=""),
+                                          names=SCREENED_FAULTS)
+                    if found:
+                        decided.guarded.append("left out: " + ", ".join(found))
+                        if partial and said == 0:
+                            # the answer's first sentence carried its start; what follows builds on it
+                            if resamples:
+                                resamples -= 1
+                                decided.guarded.append("answer written again")
+                                source = self._written_sentences(
+                                    decided, opening=opening, partial=partial, first_clause_words=first_clause_words,
+                                    seed_offset=2 * (ANSWER_RESAMPLES - resamples))
+                            break
+                        continue
+                    n_words = len(sentence.split())
+                    if said and words + n_words > ctx.max_words:
+                        break  # the reply is long enough
+                    said, words = said + 1, words + n_words
+                    own += sentence is not opening
+                    yield sentence
         if said == 0:
             decided.guarded.append("nothing fitting was written")
             yield calm()
@@ -639,10 +655,11 @@ class Understander:
         return plain or ("" if openings.sarcastic(text) else first)
 
     def _written_sentences(self, decided: Decided, *, opening: str = "", partial: bool = False,
-                           first_clause_words: int = 0) -> Iterator[str]:
+                           first_clause_words: int = 0, seed_offset: int = 0) -> Iterator[str]:
         """The reply, one clean sentence at a time (before the guard): ``opening``, if any, then what
         the responder writes on from it. A ``partial`` opening ("I'd say") is no sentence of its own:
-        the responder's first sentence completes it."""
+        the responder's first sentence completes it. ``seed_offset`` moves the sampling seeds (a reply
+        written again)."""
         s = self.settings
         responder = self._backends[s.responder]
         turn = decided.turn
@@ -655,7 +672,8 @@ class Understander:
         if opening and not partial:
             yield opening  # spoken while the rest is written
         for attempt in range(2):
-            options = dict(max_tokens=s.max_reply_tokens, temperature=s.reply_temperature, seed=s.seed + attempt,
+            options = dict(max_tokens=s.max_reply_tokens, temperature=s.reply_temperature,
+                           seed=s.seed + seed_offset + attempt,
                            media=decided.media)
             if opening and isinstance(responder, ContinuingChat):
                 pieces = responder.continue_stream(messages, opening, **options)

@@ -530,6 +530,40 @@ def test_an_answer_whose_first_sentence_is_left_out_is_not_said_from_its_second(
     assert not any(s.startswith("It might be") for s in sentences) and sentences
 
 
+class _SeededAnswers(ContinuingChat):
+    """Writes the first of ``answers`` for the first seed it is given, the next for any other seed."""
+
+    def __init__(self, answers, **kwargs):
+        super().__init__(label="neutral", reply=answers[0], **kwargs)
+        self.answers, self.seeds = list(answers), []
+
+    def continue_stream(self, messages, prefix, *, max_tokens, temperature=0.2, seed=None, media=None):
+        self.seeds.append(seed)
+        self.reply = self.answers[min(len(self.seeds), len(self.answers)) - 1]
+        return super().continue_stream(messages, prefix, max_tokens=max_tokens, temperature=temperature, seed=seed,
+                                       media=media)
+
+
+def test_an_answer_whose_first_sentence_is_left_out_is_written_once_more_with_another_seed():
+    chat = _SeededAnswers([" ask your sister Maria first.", " tell them face to face, early and kindly."])
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="How do I tell my flatmate I'm moving out?"))
+    sentences = list(engine.reply_sentences(decided))
+    assert sentences[0].endswith(" tell them face to face, early and kindly."), sentences
+    assert any("invented" in g for g in decided.guarded) and "answer written again" in decided.guarded
+    assert len(set(chat.seeds)) == 2  # the second writing samples with another seed
+
+
+def test_an_answer_left_out_again_after_writing_it_once_more_is_met_calmly_not_tried_forever():
+    chat = _SeededAnswers([" ask your sister Maria first.", " ask your brother Tom, he knows."])
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="How do I tell my flatmate I'm moving out?"))
+    sentences = list(engine.reply_sentences(decided))
+    assert len(chat.seeds) == 1 + engine_module.ANSWER_RESAMPLES
+    assert "nothing fitting was written" in decided.guarded and sentences
+    assert not any("Maria" in s or "Tom" in s for s in sentences)
+
+
 class _SureReader:
     """A news reader (understanding/news.py) that reads every message as the same kind of news."""
 
