@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 from e3rg_core.types import RiskAssessment
 from e3rg_core.understanding import faults
 from e3rg_core.understanding.person import amazed
-from e3rg_core.understanding.safety.guard import distressed, good_outcome, names_bad_news
+from e3rg_core.understanding.safety.guard import PASSED_ON, distressed, good_outcome, names_bad_news
 from e3rg_core.understanding.safety.text import THANKS_WORDS, canonical
 
 # Family -> openings. Each is a whole short sentence, so it can be spoken while the rest is written.
@@ -510,6 +510,7 @@ _MIXED = re.compile(r"\b(?:bittersweet|mixed (?:feelings|emotions)|so conflicted
 def _told(user_text: str) -> tuple[int, int]:
     """How many of the message's own words say it went well, and how many badly."""
     text = _QUOTED.sub(" ", canonical(user_text))  # 'brilliant initiative', quoted, is someone else's word
+    text = PASSED_ON.sub(" ", text)  # "my dad passed last year" is a death, not a test passed
     forced = len(_FORCED_CHEER.findall(text))
     text = _FORCED_CHEER.sub(" ", text)
     if _GOOD_TURN.search(text):

@@ -508,6 +508,28 @@ def test_a_death_only_misread_by_someone_is_no_bad_news(text, death_told):
     assert names_bad_news(text) is death_told
 
 
+@pytest.mark.parametrize("text, death_told", [
+    ("my dad passed last year", True),
+    ("Her dad passed when she was twelve, so Mother's Day is hard.", True),
+    ("My grandmother passed on Sunday.", True),
+    ("It's been a year since Margaret passed.", True),
+    ("my dog passed in his sleep", True),
+    ("My daughter passed her driving test!", False),
+    ("mum finally passed her citizenship test", False),
+    ("My friend passed out at the party", False),
+    ("since I passed, I drive everywhere", False),
+    ("she passed!", False),  # a test, as often as not
+    ("time had passed", False),
+])
+def test_a_death_told_as_passed_is_bad_news_and_no_good_word(text, death_told):
+    from e3rg_core.understanding import openings
+    from e3rg_core.understanding.safety.guard import names_bad_news
+
+    assert names_bad_news(text) is death_told
+    if death_told:  # the lexicon's "passed" (a test) is not read in it
+        assert openings.tone(text) != "good"
+
+
 @pytest.mark.parametrize("text", [
     "They found a lump and want to do a biopsy.",
     "The scan came back clear but they found a tumour in my liver.",

@@ -18,11 +18,37 @@ from e3rg_core.understanding.safety.text import canonical
 
 _NEGATIVE_CLASSES = ("sad", "fear", "angry", "disgusted", "contempt")
 
+# A death told as "passed" without "away" ("my dad passed last year", "her dad passed when she was twelve", "since
+# he passed"): someone close, or "he"/"she", then "passed" with a time or a "when" after it, or "passed" after
+# "since"/"before"/"after" someone. Not "passed her driving test", "passed out", "passed me", nor a bare "she
+# passed!" (a test, as often as not): "passed" alone is the lexicon's good news (``openings._GOOD_WORDS``), and
+# read so, a grandmother who "passed on Sunday" could be met with cheer.
+_CLOSE_ONE = (r"(?:mum|mom|mam|mummy|mommy|mother|dad|daddy|father|grandma|grandpa|gran|granny|nan|nana|nanna|grandad|"
+              r"granddad|grandmother|grandfather|grandparent|wife|husband|partner|boyfriend|girlfriend|fiance|fiancee|son|"
+              r"daughter|baby|brother|sister|uncle|aunt|auntie|cousin|niece|nephew|friend|mate|bestie|neighbou?r|"
+              r"colleague|boss|teacher|godmother|godfather|stepdad|stepmum|stepmom|dog|cat|pup|puppy|kitten|horse)")
+_WHEN_PASSED = (r"(?:on\b(?!\s+(?:the|a|an|my|his|her|their|your|our|it|them|that|this|to)\b)|in (?:his|her|their) sleep|"
+                r"(?:suddenly|peacefully|quietly|unexpectedly|recently|yesterday|today|tonight|overnight)|"
+                r"(?:last|this) (?:morning|afternoon|evening|night|week|weekend|month|year|spring|summer|autumn|fall|winter|"
+                r"christmas|\w+day)|"
+                r"(?:a|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|\d+) (?:\w+ )?(?:days?|weeks?|"
+                r"months?|years?|winters?|summers?|springs?|autumns?) ago|"
+                r"(?:when|while|before|after|just before|just after|right before) |"
+                r"at (?:home|the age|age \d|\d|the hospital|hospital|the hospice)|"
+                r"in (?:january|february|march|april|may|june|july|august|september|october|november|december|spring|"
+                r"summer|autumn|the fall|winter|the (?:spring|summer|autumn|winter|night|hospital|hospice)|hospital|"
+                r"(?:19|20)\d\d))")
+PASSED_ON = re.compile(
+    r"\b(?:(?:he|she)|(?:(?:my|our|his|her|their|your)\s+(?:\w+\s+)?)?" + _CLOSE_ONE + r"(?:'s)?(?:\s+[a-z]+)?)"
+    r"\s+(?:(?:sadly|finally|just|recently|suddenly|peacefully)\s+)?passed(?:\s+on)?\s+" + _WHEN_PASSED +
+    r"|\b(?:since|before|after|until|till)\s+(?!(?:i|we|you|they)\b)(?:(?:my|our|his|her|their)\s+)?[a-z]+\s+passed\b"
+    r"(?!\s+(?:out|over|by|through|around|round|up|down|along|off|the|a|an|my|his|her|their|our|your|me|him|them|us|it|"
+    r"its|that|with|first|every|all|both)\b)")
 # Bad news in the message itself, for when the emotion vote missed it ("The doctor wants to run more
 # tests on the lump they found" read as neutral).
 _BAD_NEWS = re.compile(
     r"\b(?:laid off|let go|fired|sacked|redundan\w*|lost my (?:job|home|house|baby|mum|mom|dad|wife|husband|"
-    r"partner|friend|dog|cat)|(?<!phone )(?<!battery )(?<!laptop )(?<!car )died|dies|passed away|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
+    r"partner|friend|dog|cat)|(?<!phone )(?<!battery )(?<!laptop )(?<!car )died|dies|passed away|" + PASSED_ON.pattern + r"|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
     r"more tests|icu|emergency room|miscarr\w*|divorc\w*|broke up|breakup|dumped|cheated on|"
     # "she left me" (for someone else), not a thing left to the person ("my great aunt left me her piano",
     # "he left me a voicemail")
