@@ -530,6 +530,32 @@ def test_a_death_told_as_passed_is_bad_news_and_no_good_word(text, death_told):
         assert openings.tone(text) != "good"
 
 
+@pytest.mark.parametrize("text, end_of_a_life", [
+    ("we lost my grandma in June", True),
+    ("he's no longer with us", True),
+    ("we had to put our dog down today", True),
+    ("had to have the cat put to sleep", True),
+    ("she didnt make it", True),
+    ("they've moved him into a hospice", True),
+    ("it's terminal", True),
+    ("Dad's been moved into palliative care.", True),
+    ("they gave her weeks to live", True),
+    ("the vet says there's nothing more they can do", True),
+    ("I lost my grandma's ring", False),
+    ("finally put the baby to sleep", False),
+    ("I didn't make it to the gym", False),
+    ("we didn't make it.", False),  # a train, a deadline
+    ("I volunteer at the hospice on Wednesdays", False),
+    ("meet me at terminal 5", False),
+    ("two weeks left until the wedding", False),
+    ("watching the ashes with dad", False),
+])
+def test_the_end_of_a_life_in_other_words_is_bad_news(text, end_of_a_life):
+    from e3rg_core.understanding.safety.guard import names_bad_news
+
+    assert names_bad_news(text) is end_of_a_life
+
+
 @pytest.mark.parametrize("text", [
     "They found a lump and want to do a biopsy.",
     "The scan came back clear but they found a tumour in my liver.",

@@ -44,11 +44,33 @@ PASSED_ON = re.compile(
     r"|\b(?:since|before|after|until|till)\s+(?!(?:i|we|you|they)\b)(?:(?:my|our|his|her|their)\s+)?[a-z]+\s+passed\b"
     r"(?!\s+(?:out|over|by|through|around|round|up|down|along|off|the|a|an|my|his|her|their|our|your|me|him|them|us|it|"
     r"its|that|with|first|every|all|both)\b)")
+# A death or the end of a life told in the other words people use for it: someone close lost ("we lost my grandma in
+# June"), "no longer with us", a pet put to sleep or put down, someone who "didn't make it" (said of them, ending
+# the sentence: not "I didn't make it to the gym"), a wake, someone's ashes, a move to a hospice, a terminal
+# illness, palliative or end-of-life care, life support, a stillbirth, "weeks to live". Not a ring "lost" ("my
+# grandma's ring"), the baby "put to sleep", "the wake-up call", The Ashes or an airport terminal.
+_PET = r"(?:dog|cat|pup|puppy|kitten|rabbit|bunny|hamster|guinea pig|horse|pony|budgie|parrot|ferret|pet)"
+_GRIEF = (
+    r"(?:lost|losing) (?:my|our) " + _CLOSE_ONE + r"(?!'s)\b(?! (?:in (?:the|a) (?:crowd|shop|store|supermarket|"
+    r"park|mall)|at the|for (?:a|an) (?:minute|second|moment|hour)))"
+    r"|(?:we|i) lost (?:him|her|them) (?:" + _WHEN_PASSED + r"|to (?:cancer|covid|dementia|a \w+|the \w+))"
+    r"|no longer with us|(?:put|putting|had|have|having|get|got) (?:(?:my|our|the|his|her|their) (?:\w+ )?" + _PET +
+    r"|him|her) (?:to sleep|down)(?! (?:for (?:a|his|her|the) nap|for the night|early|at \d))"
+    r"|(?:had|have|having) (?:to )?(?:have |get )?(?:my|our|the|his|her) (?:\w+ )?" + _PET + r" put (?:to sleep|down)"
+    r"|(?:he|she|they|" + _CLOSE_ONE + r") (?:didn't|didnt|did not|never|won't|wont|will not|isn't going to|is not going to) "
+    r"make it(?=\s*(?:[.,!;]|$))"
+    r"|(?:his|her|their|the) wake\b(?!-| up)|(?:his|her|their|" + _CLOSE_ONE + r"'s) ashes|"
+    r"widowed|bereaved|bereavement|(?:in|into|to|from) (?:a |the )?hospice|the hospice (?:rang|called|phoned|nurse|"
+    r"doctor|team|said|says)|(?:is|it's|its|was|are|it being) terminal|terminal(?:ly)? (?:ill|illness|cancer|diagnosis)|"
+    r"palliative|end[- ]of[- ]life|life support|stillb(?:orn|irth)|"
+    r"(?:weeks|months|days|a year|hours) (?:left )?to live|(?:weeks|days|hours) left(?! (?:of|until|till|before|to go))"
+    r"|nothing (?:more|else) (?:they|we|the doctors?|the vets?|anyone) can do"
+)
 # Bad news in the message itself, for when the emotion vote missed it ("The doctor wants to run more
 # tests on the lump they found" read as neutral).
 _BAD_NEWS = re.compile(
     r"\b(?:laid off|let go|fired|sacked|redundan\w*|lost my (?:job|home|house|baby|mum|mom|dad|wife|husband|"
-    r"partner|friend|dog|cat)|(?<!phone )(?<!battery )(?<!laptop )(?<!car )died|dies|passed away|" + PASSED_ON.pattern + r"|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
+    r"partner|friend|dog|cat)|(?<!phone )(?<!battery )(?<!laptop )(?<!car )died|dies|passed away|" + PASSED_ON.pattern + r"|" + _GRIEF + r"|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
     r"more tests|icu|emergency room|miscarr\w*|divorc\w*|broke up|breakup|dumped|cheated on|"
     # "she left me" (for someone else), not a thing left to the person ("my great aunt left me her piano",
     # "he left me a voicemail")
