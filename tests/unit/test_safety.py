@@ -556,6 +556,27 @@ def test_the_end_of_a_life_in_other_words_is_bad_news(text, end_of_a_life):
     assert names_bad_news(text) is end_of_a_life
 
 
+@pytest.mark.parametrize("text, misfortune", [
+    ("my mum's chemo starts next week", True),
+    ("it's spread to her liver", True),
+    ("my parents are splitting up", True),
+    ("he called off the wedding", True),
+    ("we got burgled", True),
+    ("our cat got hit by a car", True),
+    ("my dog has gone missing", True),
+    ("Nan had a fall last night", True),
+    ("last chemo session is Friday!", False),  # the end of treatment is good news
+    ("we split up the bill", False),
+    ("the rumour has spread to the whole office", False),
+    ("she was missing you", False),
+    ("my keys are missing", False),
+])
+def test_other_misfortunes_told_plainly_are_bad_news(text, misfortune):
+    from e3rg_core.understanding.safety.guard import names_bad_news
+
+    assert names_bad_news(text) is misfortune
+
+
 @pytest.mark.parametrize("text", [
     "They found a lump and want to do a biopsy.",
     "The scan came back clear but they found a tumour in my liver.",

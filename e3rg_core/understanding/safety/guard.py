@@ -66,11 +66,30 @@ _GRIEF = (
     r"(?:weeks|months|days|a year|hours) (?:left )?to live|(?:weeks|days|hours) left(?! (?:of|until|till|before|to go))"
     r"|nothing (?:more|else) (?:they|we|the doctors?|the vets?|anyone) can do"
 )
+# Other misfortunes told plainly: treatment for cancer begun (its end is good news), a relapse or a spread, a couple splitting up, a wedding
+# called off, a break-in, someone hit by a car or sectioned, a home repossessed, someone close or a pet gone
+# missing, a fall that hurt. Not the bill "split up", the eggs "separated", nor keys "missing".
+_MISFORTUNE = (
+    r"(?:start\w*|begin\w*|need\w*|(?:has|have) to have) (?:\w+ )?(?:chemo\w*|radiotherapy)|(?:chemo\w*|radiotherapy) "
+    r"(?:starts|begins|will start)|relapsed?|(?:it|it's|its|the cancer|the tumou?r|the infection|the disease)(?: has| had)? "
+    r"spread to (?:his|her|my|their|the|your) (?:lungs?|liver|brain|bones?|lymph\w*|blood|spine|kidneys?|stomach|"
+    r"breasts?|chest|bowel|pancreas)|"
+    r"(?:we|they|we've|we have|they've|they have|he and i|she and i|my parents|mum and dad|mom and dad) "
+    r"(?:have |just |finally |officially )?(?:split up|separated|are separating|are splitting up|are getting divorced)"
+    r"(?! (?:the|into|in|for|a|our|their)\b)|"
+    r"(?:we're|we are|they're|they are) (?:separating|splitting up)|"
+    r"call(?:ed|ing)? off (?:the|our|their|his|her) (?:wedding|engagement)|"
+    r"burgl\w*|(?:broke|broken|breaking) into (?:my|our|the|his|her|their) (?:house|home|flat|car|van|shed|garage)|"
+    r"hit by a (?:car|bus|van|lorry|truck|train|cyclist|drunk driver)|sectioned|repossess\w*|"
+    r"(?:" + _CLOSE_ONE + r"|he|she) (?:is|has gone|went|has been|had gone|been) missing"
+    r"(?! (?:you|me|him|her|them|us|it|out|the|a|my|his|their|our|your|for the|from the)\b)|"
+    r"(?:had|has had|took) a (?:bad |nasty |serious )?fall(?! of)|fell and (?:hit|broke|hurt|cut|banged|smashed)"
+)
 # Bad news in the message itself, for when the emotion vote missed it ("The doctor wants to run more
 # tests on the lump they found" read as neutral).
 _BAD_NEWS = re.compile(
     r"\b(?:laid off|let go|fired|sacked|redundan\w*|lost my (?:job|home|house|baby|mum|mom|dad|wife|husband|"
-    r"partner|friend|dog|cat)|(?<!phone )(?<!battery )(?<!laptop )(?<!car )died|dies|passed away|" + PASSED_ON.pattern + r"|" + _GRIEF + r"|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
+    r"partner|friend|dog|cat)|(?<!phone )(?<!battery )(?<!laptop )(?<!car )died|dies|passed away|" + PASSED_ON.pattern + r"|" + _GRIEF + r"|" + _MISFORTUNE + r"|funeral|lump|tumou?r|cancer|biopsy|diagnos\w*|scan results|"
     r"more tests|icu|emergency room|miscarr\w*|divorc\w*|broke up|breakup|dumped|cheated on|"
     # "she left me" (for someone else), not a thing left to the person ("my great aunt left me her piano",
     # "he left me a voicemail")
