@@ -577,6 +577,26 @@ def test_other_misfortunes_told_plainly_are_bad_news(text, misfortune):
     assert names_bad_news(text) is misfortune
 
 
+@pytest.mark.parametrize("text, recovered", [
+    ("hospital rang, dad's out of ICU", True),
+    ("Mum's scan shows the tumour has shrunk by half.", True),
+    ("grandad's home from hospital", True),
+    ("dad's surgery went fine, he's already complaining about the food", True),
+    ("He's stable now", True),
+    ("finally paid off the last of my credit card", True),
+    ("our dog came home on his own at 3am", True),
+    ("the surgery went well but they found something else on the follow-up scan", False),  # turned from
+    ("the tumour's shrinking but the chemo has damaged his kidneys", False),
+    ("Drove both kids home from the hospital in it.", False),
+    ("Dad is in hospital", False),
+    ("the operation is tomorrow", False),
+])
+def test_a_recovery_told_is_a_good_outcome_unless_the_message_turns_from_it(text, recovered):
+    from e3rg_core.understanding.safety.guard import good_outcome
+
+    assert good_outcome(text) is recovered
+
+
 @pytest.mark.parametrize("text", [
     "They found a lump and want to do a biopsy.",
     "The scan came back clear but they found a tumour in my liver.",

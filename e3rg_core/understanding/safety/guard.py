@@ -117,6 +117,31 @@ _RESOLVED = re.compile(
     r"trapped nerve)\b|"
     r"\bnot (?:even )?(?:a fracture|broken|fractured)\b"
 )
+# A recovery or a rescue told ("the tumour has shrunk", "Mum's out of hospital", "the op went well", "he's off the
+# ventilator", "debt free", "found safe"): the hospital, the pain or the debt in it is what is over, unless the message
+# turns from it to something else ("the surgery went well but they found something else on the scan").
+_RECOVERED = re.compile(
+    r"\b(?:tumou?rs?|lumps?|growths?|cysts?)\b[^.?!]{0,25}?\b(?:shrunk|shrunken|shrinking|shrank|gone|disappeared)\b|"
+    r"\b(?:out of|discharged from|released from) (?:the )?(?:hospital|intensive care|icu|a&e|the ward|surgery)\b|"
+    r"\b(?:is|are|'s|'re|came|come|got|gets|be|been|now|finally) (?:home|back) from (?:the )?hospital\b|\bdischarged\b|"
+    r"\b(?:surgery|operation|op|procedure|transplant)\b[^.?!]{0,25}?\b(?:went (?:really |so |very |perfectly )?(?:well|fine|"
+    r"smoothly)|was (?:a )?success\w*)\b|"
+    r"\b(?:he|she|they|" + _CLOSE_ONE + r")(?:'s|'re| is| are)? (?:now |finally )?(?:stable|out of danger|off the ventilator|"
+    r"breathing on (?:his|her|their) own)\b|\bwoke up from (?:the|his|her|a) coma\b|"
+    r"\bno longer in pain\b|\bpain(?:'s| is| has)? (?:finally |completely |all )?gone\b|\bpain[- ]free\b|"
+    r"\bdebt[- ]free\b|\bpaid off (?:the last of )?(?:my|our|the|all (?:of )?(?:my|our|the)) (?:debts?|loans?|mortgage|"
+    r"credit cards?|overdraft)\b|"
+    r"\bfound (?:safe|alive|safe and (?:sound|well))\b|\b(?:found|got) (?:our|my|the) (?:\w+ )?" + _PET +
+    r"\b(?! (?:dead|hurt|injured))(?: back)?|\b" + _PET + r" (?:came|has come|is|was) (?:back|home)\b"
+)
+_TURNS_FROM = re.compile(r"\b(?:but|except|although|though|however|only to)\b")
+
+
+def _recovered(heard: str) -> re.Match[str] | None:
+    """The first recovery told in ``heard`` (canonical, ``_RECOVERED``) that the message does not turn from."""
+    found = _RECOVERED.search(heard)
+    return found if found is not None and _TURNS_FROM.search(heard, found.end()) is None else None
+
 # Weaker signs, trusted only when the emotion vote did not read joy or surprise.
 _BAD_NEWS_WEAK = re.compile(
     r"\b(?:dying|dead|grave|hospital|debt|stolen|accident|crash\w*|injur\w*|failed|rejected|lonely|alone|scared|"
@@ -168,6 +193,9 @@ _MISREAD = re.compile(r"\b(?:thinking|thought)\s+(?:someone|somebody)\s+had\s+(?
 
 def _as_news(heard: str) -> str:
     """``heard`` (canonical) without what tells no bad news: feared news that turned out well, a misread death."""
+    found = _recovered(heard)
+    if found is not None:
+        heard = heard[:found.start()] + " " + heard[found.end():]
     return _MISREAD.sub(" ", _RESOLVED.sub(" ", heard))
 
 
@@ -195,7 +223,8 @@ def names_bad_news(user_text: str) -> bool:
 
 def good_outcome(user_text: str) -> bool:
     """The message says that feared news turned out well ("I'm cancer free", "the scan came back clear")."""
-    return _RESOLVED.search(canonical(user_text)) is not None
+    heard = canonical(user_text)
+    return _RESOLVED.search(heard) is not None or _recovered(heard) is not None
 
 
 def distressed(user_text: str, coarse: str, risk: RiskAssessment) -> bool:
