@@ -443,6 +443,25 @@ def kindness(user_text: str) -> bool:
     return _KIND.search(canonical(user_text)) is not None
 
 
+# Milestones told in the words people use for them: a birth, a wedding, the keys to a home, a baby's first steps,
+# time sober or smoke-free, a pay rise, a scholarship, a place on a team, a distinction, a personal best, a race or
+# a thesis finished, a proposal. Not "born with", "the summer my daughter was born", "proposed cutting my hours",
+# "the scholarship went to someone else", "I cut again after 4 months clean".
+_MILESTONES = (
+    r"(?:was|were) born (?:this|last|today|yesterday|on|at \d|just|early|safe|healthy|happy)|gave birth|"
+    r"it's a (?:boy|girl)|(?:we|i|we've|i've) (?:just )?got married|just married|we're married|got the keys|"
+    r"(?:my|our) (?:daughter|son|sister|brother|best friend) got married|"
+    r"took (?:his|her|their|my) first steps|(?:his|her|their) first (?:steps|words)|"
+    r"(?<!after )(?<!lost )(?<!broke )(?:\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"eighteen) (?:days?|weeks?|months?|years?) (?:sober|clean|smoke[- ]free|alcohol[- ]free|drug[- ]free|"
+    r"self[- ]harm[- ]free)(?! (?:and|but) (?:i|now))|"
+    r"(?:got|get|getting|given|gave me|give me|giving me) (?:a |an )?(?:\d+% )?(?:pay ?rise|raise)|"
+    r"(?:got|won|awarded|been offered|full|a full) (?:a |the )?scholarship|scholarship (?:came through|confirmed|"
+    r"approved)|made the (?:team|squad|cut|shortlist|final)|distinction|got a first|"
+    r"nailed (?:it|the|my)|smashed (?:it|my pb|my personal best|the (?:exam|test|interview|presentation))|"
+    r"personal best|(?:new|a) pb|finished (?:my|the|his|her) (?:first )?(?:marathon|half marathon|race|10k|5k|thesis|"
+    r"dissertation|degree|phd)|proposed to (?:me|her|him)|(?:he|she) proposed(?=\s*(?:[.!,]|$))|she said yes|he said yes"
+)
 # The message's own words for how things went, whatever the vote read: an outcome or a kindness
 # ("passed", "hugged", "it worked") against a hurt or a setback ("missed", "crying", "rejected"). Both,
 # or neither, say nothing. Written for e3rg; a lexicon, so it reads words, not sarcasm.
@@ -458,7 +477,7 @@ _GOOD_WORDS = re.compile(
     r"gave (?:me|us) (?:a|an|some)|proud|happy|glad|excited|thrilled|love[sd]?|best(?! (?:friend|mate|man))|"
     r"amazing|wonderful|great|brilliant|beautiful|favou?rite|fun|yay|woo+|finally|it worked|worked out|"
     r"offered (?:me|us)|good news|party|celebrat\w*|presents?|gifts?|chosen|picked|selected|shortlisted|"
-    r"recommended (?:me|us)|" + _KINDNESS + r")\b")
+    r"recommended (?:me|us)|" + _KINDNESS + r"|" + _MILESTONES + r")\b")
 _BAD_WORDS = re.compile(
     r"\b(?:worst|hate[sd]?|awful|terrible|horrible|brutal|scared|scary|afraid|worried|worrying|nervous|dread\w*|"
     r"cry|crying|cried|sobb\w*|tears|fail\w*|reject\w*|declined|lost|lose|losing|missed|miss|broke|broken|"

@@ -604,3 +604,19 @@ def test_feared_news_that_came_to_nothing_is_met_gladly_and_hoped_for_news_gentl
 def test_a_confident_vote_praises_nothing_the_message_does_not_tell(message):
     fam = openings.family(message, label="confident", coarse="happy", risk=RiskAssessment(), confidence=0.9)
     assert fam != "pride"
+
+
+@pytest.mark.parametrize("text, good", [
+    ("Our baby took her first steps tonight!", True),
+    ("Two years sober today.", True),
+    ("we got the keys to our first home today", True),
+    ("got a distinction in my grade 5 piano", True),
+    ("he proposed. I SAID YES", True),
+    ("it was to give me a raise", True),
+    ("the scholarship went to someone else", False),
+    ("he's fourteen. we got him the summer my daughter was born", False),
+    ("I cut again last night after 4 months clean.", False),
+    ("I'm going to ask for a raise next week", False),
+])
+def test_milestones_told_in_their_own_words_are_good_news(text, good):
+    assert (openings.tone(text) == "good") is good
