@@ -478,6 +478,23 @@ _GOOD_WORDS = re.compile(
     r"amazing|wonderful|great|brilliant|beautiful|favou?rite|fun|yay|woo+|finally|it worked|worked out|"
     r"offered (?:me|us)|good news|party|celebrat\w*|presents?|gifts?|chosen|picked|selected|shortlisted|"
     r"recommended (?:me|us)|" + _KINDNESS + r"|" + _MILESTONES + r")\b")
+# Setbacks told in the words people use for them, some holding a good word ("passed over for promotion", "nobody
+# came to my party"): a thing not got, a no, hours cut, no one turning up, a delay, being ghosted or stood up, an
+# illness caught, a row, a child suspended, no heating.
+_SETBACKS = re.compile(
+    r"\b(?:(?:didn't|didnt|did not|don't|dont|won't|wont|never) (?:get|got) (?:the|in|it|picked|chosen|shortlisted|"
+    r"selected|an offer|a place|an interview|a callback)(?: (?:job|role|part|place|flat|house|promotion|grant|"
+    r"scholarship))?|turned (?:me |us )?down|(?:was|were|got|been) refused|(?:they|she|he|it) said no(?! (?:problem|worries|bother|need|issue|rush|charge)\b)|"
+    r"passed over(?: for (?:the |a )?(?:promotion|job|role|part))?|"
+    r"(?:nobody|no one|noone|hardly anyone) (?:came|showed|showed up|turned up|remembered|replied|asked)(?! close)"
+    r"(?: (?:to|for) (?:my|our|the) \w+)?|"
+    r"(?:hours|pay|salary|wages) (?:got |were |was |have been |has been )?cut|cut (?:my|our) (?:hours|pay|salary|wages)|"
+    r"(?:delayed|postponed) (?:again|by|for|until|till|\d|\w+ (?:hours?|days?|weeks?|months?))|(?:got|been|was|being) ghosted|stood (?:me|us) up|"
+    r"uninvited|(?:parking|speeding) (?:ticket|fine)|tested positive|(?:have|has|got|caught) (?:covid|the flu|flu|"
+    r"norovirus|food poisoning|shingles|tonsillitis|pneumonia)|food poisoning|"
+    r"(?:huge|massive|big|blazing|awful|horrible|another) (?:row|fight|argument)|(?:got|been|was) (?:suspended|expelled)|"
+    r"no (?:heating|hot water|power|electricity)|power cut|(?:have|had) to move out|the wedding's off|"
+    r"the wedding is off)\b")
 _BAD_WORDS = re.compile(
     r"\b(?:worst|hate[sd]?|awful|terrible|horrible|brutal|scared|scary|afraid|worried|worrying|nervous|dread\w*|"
     r"cry|crying|cried|sobb\w*|tears|fail\w*|reject\w*|declined|lost|lose|losing|missed|miss|broke|broken|"
@@ -537,12 +554,14 @@ def _told(user_text: str) -> tuple[int, int]:
     if sarcastic(user_text):
         return 0, 1 + len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)  # its good words mean the opposite
     good = bad = 0
+    setbacks = len(_SETBACKS.findall(text))
+    text = _SETBACKS.sub(" ; ", text)  # its good words ("promotion", "party") are not good news
     for match in _GOOD_WORDS.finditer(text):
         if _NEGATED.search(text[max(0, match.start() - 20):match.start()]):
             bad += 1
         else:
             good += 1
-    return good, forced + bad + len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)
+    return good, forced + bad + setbacks + len(_BAD_WORDS.findall(text)) + bad_news_words(user_text)
 
 
 # Where a message turns to what weighs more with the person ("She's excited but I'm a wreck").

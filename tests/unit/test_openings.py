@@ -620,3 +620,17 @@ def test_a_confident_vote_praises_nothing_the_message_does_not_tell(message):
 ])
 def test_milestones_told_in_their_own_words_are_good_news(text, good):
     assert (openings.tone(text) == "good") is good
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("Didn't get the job. They went with an internal candidate.", True),
+    ("got passed over for promotion again", True),  # "promotion" is no good news here
+    ("nobody turned up to my birthday drinks", True),
+    ("My hours got cut to 16 a week", True),
+    ("got ghosted after the third date", True),
+    ("tested positive for covid again", True),
+    ("they said no problem!", False),
+    ("I got the job", False),
+])
+def test_setbacks_told_in_their_own_words_are_bad_news_whatever_good_word_they_hold(text, bad):
+    assert (openings.tone(text) == "bad") is bad
