@@ -634,3 +634,16 @@ def test_milestones_told_in_their_own_words_are_good_news(text, good):
 ])
 def test_setbacks_told_in_their_own_words_are_bad_news_whatever_good_word_they_hold(text, bad):
     assert (openings.tone(text) == "bad") is bad
+
+
+@pytest.mark.parametrize("text, sarcasm", [
+    ("lovely, another rejection email to start the week", True),
+    ("great, my visa got refused", True),
+    ("brilliant, I dropped my phone in the loo", True),
+    ("Great, see you at six.", False),
+    ("Amazing, she's home!", False),
+    ("Perfect. And if it's straight out of the fridge?", False),
+    ("Great, thanks so much", False),
+])
+def test_a_good_word_alone_before_something_gone_wrong_is_sarcasm(text, sarcasm):
+    assert openings.sarcastic(text) is sarcasm
