@@ -125,6 +125,7 @@ _SARCASM = re.compile(
     r"\b(?:just what i (?:needed|wanted)|love that for me|cool cool cool|so convenient|living the dream|lucky me|"
     r"fun times|what fun|how (?:nice|lovely|kind|thoughtful) of (?:him|her|them)|thanks for nothing|great,? just great|"
     r"because that'?s (?:exactly )?what i needed|as if i (?:didn'?t|don'?t) have enough|the joys? of|"
+    r"(?:^|[.!?,]\s*)so much for (?:the|my|our|that|all)\b|"
     # "fine" said of what happened and then insisted on ("Which is fine. Totally fine. Great, even."); not "it's
     # fine. totally fine", as often a doctor's word passed on
     r"(?:which is|that'?s) fine\W+(?:totally|completely|absolutely|perfectly|really|honestly) fine)\b")
@@ -510,7 +511,14 @@ _SETBACKS = re.compile(
     r"norovirus|food poisoning|shingles|tonsillitis|pneumonia)|food poisoning|"
     r"(?:huge|massive|big|blazing|awful|horrible|another) (?:row|fight|argument)|(?:got|been|was) (?:suspended|expelled)|"
     r"no (?:heating|hot water|power|electricity)|power cut|(?:have|had) to move out|the wedding's off|"
-    r"the wedding is off)\b")
+    r"the wedding is off|"
+    # someone else chosen ("they promoted the manager's golf buddy over me", "they went with an internal candidate",
+    # "decided to move forward with other candidates", "the scholarship went to someone else")
+    r"(?:promoted|picked|chose|chosen|hired|gave (?:it|the job|the role|the part) to) (?:[\w']+ ){0,5}?(?:over|instead of) "
+    r"(?:me|us)|(?:went|gone|going) with (?:someone|somebody|another|an internal|an external|the other|a different)|"
+    r"(?:move|moving|go|going) forward with (?:other|another) candidates?|"
+    r"(?:job|role|part|place|promotion|scholarship|prize|award|flat|house|contract) went to (?:someone|somebody|the|a|an|"
+    r"his|her|their))\b")
 _BAD_WORDS = re.compile(
     r"\b(?:worst|hate[sd]?|awful|terrible|horrible|brutal|scared|scary|afraid|worried|worrying|nervous|dread\w*|"
     r"cry|crying|cried|sobb\w*|tears|fail\w*|reject\w*|declined|lost|lose|losing|missed|miss|broke|broken|"

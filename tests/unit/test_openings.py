@@ -629,6 +629,9 @@ def test_milestones_told_in_their_own_words_are_good_news(text, good):
     ("My hours got cut to 16 a week", True),
     ("got ghosted after the third date", True),
     ("tested positive for covid again", True),
+    ("they promoted the manager's golf buddy over me again", True),
+    ("nope, they went with someone cheaper", True),
+    ("the scholarship went to someone else", True),
     ("they said no problem!", False),
     ("I got the job", False),
 ])
@@ -640,6 +643,8 @@ def test_setbacks_told_in_their_own_words_are_bad_news_whatever_good_word_they_h
     ("lovely, another rejection email to start the week", True),
     ("great, my visa got refused", True),
     ("brilliant, I dropped my phone in the loo", True),
+    ("so much for the promotion. they hired from outside", True),
+    ("thank you so much for the flowers", False),
     ("Great, see you at six.", False),
     ("Amazing, she's home!", False),
     ("Perfect. And if it's straight out of the fridge?", False),
