@@ -652,3 +652,15 @@ def test_setbacks_told_in_their_own_words_are_bad_news_whatever_good_word_they_h
 ])
 def test_a_good_word_alone_before_something_gone_wrong_is_sarcasm(text, sarcasm):
     assert openings.sarcastic(text) is sarcasm
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("got through the whole presentation without my voice shaking", False),
+    ("it was only a sprained wrist, not broken after all", False),
+    ("I'm not complaining, mind.", False),
+    ("never felt so lonely", True),  # "never" says how much, it denies nothing
+    ("i can't stop crying", True),
+    ("I don't know why I'm so upset", True),  # denied across a clause: not the feeling
+])
+def test_a_bad_word_denied_just_before_it_tells_no_setback(text, bad):
+    assert (openings.tone(text) == "bad") is bad
