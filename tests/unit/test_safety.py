@@ -667,3 +667,19 @@ def test_thanks_for_help_that_worked_is_told_from_a_farewell(text, thanked):
     from e3rg_core.understanding.safety.detector import thanks_for_help
 
     assert thanks_for_help(canonical(text)) is thanked
+
+
+@pytest.mark.parametrize("sentence, said", [
+    ("Wow!", False),
+    ("Oh wow, really?", False),
+    ("What a surprise!", False),
+    ("Tell me everything!", False),
+    ("Wow, that's a lot to take in.", True),
+    ("I'm so sorry.", True),
+])
+def test_no_amazement_said_with_relish_to_a_death(sentence, said):
+    from e3rg_core.understanding.safety.guard import check
+
+    for news in ("my dad passed away last night", "we had to put our dog down today"):
+        assert check(sentence, user_text=news, coarse="surprised", risk=NONE).ok is said
+    assert check(sentence, user_text="I got the job!", coarse="surprised", risk=NONE).ok

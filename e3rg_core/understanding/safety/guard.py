@@ -244,7 +244,14 @@ def check(sentence: str, *, user_text: str, coarse: str, risk: RiskAssessment) -
         cheer = CHEERFUL.search(GLAD_OF_TELLING.sub(" ", said))
         if cheer is not None or (risk.level != "none" and _EXCLAIM_CHEER.search(sentence.strip())):
             return Verdict(False, "cheerful_to_distress")
+        if _AMAZED.search(said) and (grave or _bad_news(heard)):
+            return Verdict(False, "cheerful_to_distress")  # "Wow!", "What a surprise!" to a death or a diagnosis
     return Verdict(True)
+
+
+# Amazement said with relish ("Wow!", "Oh wow, really?", "What a surprise!", "Tell me everything!"): not said to a death,
+# a diagnosis or a job lost (named bad news), where "Wow, that's a lot." may still be.
+_AMAZED = re.compile(r"^(?:oh,? )?wow\b[^.]*[!?]|\bwhat a surprise\b|\btell me everything\b|\bhow exciting\b")
 
 
 # Calm replies for a distressed message whose written reply failed the guard, by coarse class.
