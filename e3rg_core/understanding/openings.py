@@ -534,9 +534,10 @@ _BAD_WORDS = re.compile(
 _SHARED_JOY = re.compile("!|[\U0001F600-\U0001F60D\U0001F970\U0001F973\U0001F389\U0001F38A\u2764\U0001F495-\U0001F49F\U0001F64C]")
 _QUOTED = re.compile(r"(?:^|(?<=\s))['\"][^'\"]{1,80}['\"]")
 # A bad word denied just before it ("without being sick", "not a single tile lost", "wasn't scared", "no longer in
-# pain"): no setback told. Not "never" or "can't" ("never felt so lonely", "can't stop crying"), and not across a
-# clause ("I don't know why I'm so sad").
-_UNDONE = re.compile(r"\b(?:not|no longer|without|wasn't|weren't|isn't|aren't|didn't|don't|doesn't|nothing)"
+# pain"): no setback told. Not "never" or "can't" ("never felt so lonely", "can't stop crying"), not "nothing else"
+# ("fingers crossed nothing else goes wrong" says something already has), and not across a clause ("I don't know
+# why I'm so upset").
+_UNDONE = re.compile(r"\b(?:not|no longer|without|wasn't|weren't|isn't|aren't|didn't|don't|doesn't|nothing(?! else))"
                      r"(?:\s+(?!(?:why|because|but|and|when|that|if|so|how|what)\b)[\w']+){0,3}\s+$")
 _NEGATED = re.compile(r"\b(?:not|never|no|isn't|wasn't|aren't|weren't|don't|didn't|hardly)\s+(?:\w+\s+)?$")
 

@@ -660,6 +660,7 @@ def test_a_good_word_alone_before_something_gone_wrong_is_sarcasm(text, sarcasm)
     ("I'm not complaining, mind.", False),
     ("never felt so lonely", True),  # "never" says how much, it denies nothing
     ("i can't stop crying", True),
+    ("Wedding is Saturday. Fingers crossed nothing else goes wrong", True),  # something already has
     ("I don't know why I'm so upset", True),  # denied across a clause: not the feeling
 ])
 def test_a_bad_word_denied_just_before_it_tells_no_setback(text, bad):
