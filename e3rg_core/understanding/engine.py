@@ -383,14 +383,13 @@ class Understander:
         else:
             source = self._written_sentences(decided, opening=opening, partial=partial,
                                              first_clause_words=first_clause_words)
-        source_is_answer = partial and not reassurance
 
         def calm() -> str:  # said instead when nothing written may be said
             return safety.safe_reply(decided.turn.text, u.coarse, caring=u.risk.level == "care", asked=ctx.asks)
 
         # An answer whose first sentence is left out is written once more with other seeds (``ANSWER_RESAMPLES``):
         # nothing of it was said yet, and an honest "not sure" or a gentle line leaves the question unanswered.
-        resamples = ANSWER_RESAMPLES if source_is_answer else 0
+        resamples = ANSWER_RESAMPLES if partial and not reassurance else 0
         while source is not None:
             with contextlib.closing(source) as written:
                 source = None
