@@ -332,7 +332,9 @@ _THIRD_SUBJECT = re.compile(r"(?:he|she|they|it|it's|he's|she's|they're|there|th
 # ... and says what happened: a verb in it, not a fragment ("a cinema ticket from 2019").
 _VERB = re.compile(r"\b(?:[a-z]+n't|is|was|are|were|has|have|had|did|does|do|can|could|will|would|seems?|[a-z]{2,}ed|said|made|"
                    r"got|took|came|went|found|left|ran|sat|told|gave|knew|saw|felt|kept|lost|paid|put|hit|wrote|"
-                   r"drove|fell|ate|sent|brought|bought|says|makes|wants|thinks|knows|looks|sounds|feels|gets|goes|"
+                   r"drove|fell|ate|sent|brought|bought|broke|woke|spent|sold|caught|chose|flew|forgot|froze|grew|hid|"
+                   r"held|met|shook|slept|spoke|stole|stood|stuck|swore|taught|threw|wore|won|"
+                   r"says|makes|wants|thinks|knows|looks|sounds|feels|gets|goes|"
                    r"comes|keeps|texts|hits|calls|works|takes)\b|'(?:s|re|d)\b", re.IGNORECASE)
 # ... or a present tense after who it is about ("the dog needs a walk", "the job ad closes on the 30th").
 _PRESENT_AFTER_SUBJECT = re.compile(r"(?:the|a|an|his|her|their|this|that|every|each)\s+(?:[a-z]+\s+){1,2}?"
@@ -376,8 +378,11 @@ _KIN = (r"(?:" + _PARENTS + r"|mama|"
 _KIN_WORD = re.compile(_KIN)
 # Someone's someone doing something ("Neha's mother has flown in"): the possessive already says whose, so no
 # "the" goes before it as before a thing named bare ("car's broken again" -> "the car's broken again").
-_POSSESSOR = re.compile(r"[a-z]+'s [a-z]+ (?:has|have|had|is|was|were|are|did|does|got|gets|keeps|kept|said|says|"
-                        r"wants|wanted|thinks|thought|[a-z]{2,}ed)\b", re.IGNORECASE)
+# Two words may follow a name's or a day's ("Mateo's school play was tonight", "today's quick chat was 50 minutes"),
+# not a thing's named bare ("puppy's parvo test was negative" is said back with "the" before it).
+_POSSESSOR = re.compile(r"(?:[A-Za-z]+'s |[A-Z][a-z]+'s [a-z]+ |(?:[Tt]oday|[Tt]onight|[Yy]esterday)'s [a-z]+ )[a-z]+ "
+                        r"(?:has|have|had|is|was|were|are|did|does|got|gets|keeps|kept|said|says|"
+                        r"wants|wanted|thinks|thought|[a-z]{2,}ed)\b")
 # A parent named bare is said back to the person as theirs ("since your mum died"), or the avatar would seem to
 # speak of its own mum.
 _PARENT = re.compile(r"\b(" + _PARENTS + r")\b", re.IGNORECASE)

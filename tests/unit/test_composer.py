@@ -139,6 +139,14 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
     ("Bad news is my insurance only covers 6 sessions. Figures.", "Your insurance only covers 6 sessions."),
     ("the good news: my knee doesn't need surgery", "Your knee doesn't need surgery."),
     ("the worst part is I still have to give back his drill", "The worst part is you still have to give back his drill."),
+    # a past tense that does not end in "-ed" says what happened as well ("broke", "slept", "threw")
+    ("the washing machine broke. mid cycle. full of the baby's clothes", "You said the washing machine broke."),
+    ("anyway the baby slept 7 hours straight last night", "You said the baby slept 7 hours straight last night."),
+    # a name's or a day's with two words after it: no "the" before it
+    ("today's quick chat was 50 minutes about font choices",
+     "You said today's quick chat was 50 minutes about font choices."),
+    ("Mateo's school play was tonight", "You said Mateo's school play was tonight."),
+    ("update: puppy's parvo test was negative", "You said the puppy's parvo test was negative."),
 ])
 def test_fragments_and_family_named_bare_are_said_back(message, said_back):
     assert composer.flipped(message) == said_back
