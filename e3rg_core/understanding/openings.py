@@ -477,8 +477,18 @@ _MILESTONES = (
     r"approved)|made the (?:team|squad|cut|shortlist|final)|distinction|got a first|"
     r"nailed (?:it|the|my)|smashed (?:it|my pb|my personal best|the (?:exam|test|interview|presentation))|"
     r"personal best|(?:new|a) pb|finished (?:my|the|his|her) (?:first )?(?:marathon|half marathon|race|10k|5k|thesis|"
-    r"dissertation|degree|phd)|proposed to (?:me|her|him)|(?:he|she) proposed(?=\s*(?:[.!,]|$))|she said yes|he said yes"
+    r"dissertation|degree|phd)|proposed to (?:me|her|him)|(?:he|she) proposed(?=\s*(?:[.!,]|$))|she said yes|he said yes|"
+    r"first time in (?:like |about |over |almost |nearly |well over |a good )?"
+    r"(?:(?:\d+|a|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|a few|many|several|so many) )?"
+    r"(?:days|weeks|months|years|ages|forever|decades?|a (?:while|week|month|year|long time|long while))"
 )
+# Something done again after a long gap ("slept 9 hours straight, first time in weeks", "my son rang me just to
+# chat. first time in months") is a milestone; one still to come ("dentist tomorrow. first time in 4 years") is no
+# news yet, and its "first time in" is not counted (``_AHEAD_OF_IT``).
+_FIRST_TIME = re.compile(r"\bfirst time in\b")
+_AHEAD_OF_IT = re.compile(r"\b(?:tomorrow|next (?:week|month|year|weekend|time|\w+day)|this (?:weekend|week)|"
+                          r"on (?:mon|tues|wednes|thurs|fri|satur|sun)day|going to|gonna|about to|booked|"
+                          r"(?:i|we|he|she|they)(?:'ll| will)|in (?:a|two|three|a few|\d+) (?:days|weeks|months))\b")
 # The message's own words for how things went, whatever the vote read: an outcome or a kindness
 # ("passed", "hugged", "it worked") against a hurt or a setback ("missed", "crying", "rejected"). Both,
 # or neither, say nothing. Written for e3rg; a lexicon, so it reads words, not sarcasm.
@@ -577,6 +587,8 @@ def _told(user_text: str) -> tuple[int, int]:
     """How many of the message's own words say it went well, and how many badly."""
     text = _QUOTED.sub(" ", canonical(user_text))  # 'brilliant initiative', quoted, is someone else's word
     text = PASSED_ON.sub(" ", text)  # "my dad passed last year" is a death, not a test passed
+    if _AHEAD_OF_IT.search(text):
+        text = _FIRST_TIME.sub(" ", text)  # "flying tomorrow for the first time in eleven years": nothing done yet
     forced = len(_FORCED_CHEER.findall(text))
     text = _FORCED_CHEER.sub(" ", text)
     if _GOOD_TURN.search(text):

@@ -665,3 +665,19 @@ def test_a_good_word_alone_before_something_gone_wrong_is_sarcasm(text, sarcasm)
 ])
 def test_a_bad_word_denied_just_before_it_tells_no_setback(text, bad):
     assert (openings.tone(text) == "bad") is bad
+
+
+@pytest.mark.parametrize("text, good", [
+    ("slept 9 hours straight last night, first time in weeks", True),
+    ("my son rang me just to chat. first time in months", True),
+    ("Mum recognised me today. First time in weeks.", True),
+    ("dentist tomorrow. first time in like 4 years", False),  # still to come: no news yet
+    ("Flying tomorrow for the first time in eleven years.", False),
+    ("cried for the first time in years", False),  # a bad word weighs against it
+])
+def test_something_done_again_after_a_long_gap_is_good_news(text, good):
+    assert (openings.tone(text) == "good") is good
+
+
+def test_a_good_night_after_weeks_of_worry_is_met_gladly_not_with_worry():
+    assert openings.kind_of(fam("slept 9 hours straight last night, first time in weeks", "anxious", "fear")) != "bad"
