@@ -821,12 +821,31 @@ def bad_news_before(earlier: Sequence[str]) -> bool:
     return any(bad_news_words(line) for line in list(earlier)[-RECENT_LINES:])
 
 
+# Openings that say back what the message said, and only where it said it: "I'm really glad it helped." to
+# "thanks for keeping me company" tells them what they felt; to "talking it through really helped" it is the
+# opening to say (``choose``).
+_SAID_IF_TOLD = {"I'm really glad it helped.": re.compile(r"\bhelp(?:ed|s|ful)?\b")}
+
+
 def choose(fam: str | None, user_text: str, *, previous_reply: str = "", seed: int = 0) -> str:
-    """An opening from family ``fam`` ("" for ``None``), varied by message, never the previous reply's."""
+    """An opening from family ``fam`` ("" for ``None``), varied by message, never the previous reply's; one that
+    says back what the message told (``_SAID_IF_TOLD``) comes first where it was told and not at all elsewhere."""
     if fam is None:
         return ""
     options = BANK[fam]
-    start = int.from_bytes(hashlib.sha256(f"{seed}\0{user_text}".encode("utf-8", "replace")).digest()[:4], "big")
+    told = canonical(user_text)
+    fitting = tuple(line for line in options if line in _SAID_IF_TOLD and _SAID_IF_TOLD[line].search(told))
+    if fitting:
+        return _choose_from(fitting + tuple(line for line in options if line not in fitting), "",
+                           previous_reply=previous_reply)
+    options = tuple(line for line in options if line not in _SAID_IF_TOLD) or options
+    return _choose_from(options, f"{seed}\0{user_text}", previous_reply=previous_reply)
+
+
+def _choose_from(options: Sequence[str], key: str, *, previous_reply: str = "") -> str:
+    """The first of ``options`` from a place set by ``key`` (the first of all for ``""``) whose first three words
+    are not the previous reply's."""
+    start = int.from_bytes(hashlib.sha256(key.encode("utf-8", "replace")).digest()[:4], "big") if key else 0
     before = _WORD.findall(canonical(previous_reply))[:3]
     for i in range(len(options)):
         opening = options[(start + i) % len(options)]

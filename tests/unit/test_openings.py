@@ -681,3 +681,14 @@ def test_something_done_again_after_a_long_gap_is_good_news(text, good):
 
 def test_a_good_night_after_weeks_of_worry_is_met_gladly_not_with_worry():
     assert openings.kind_of(fam("slept 9 hours straight last night, first time in weeks", "anxious", "fear")) != "bad"
+
+
+def test_glad_it_helped_is_said_where_they_said_it_helped_and_nowhere_else():
+    helped = "just wanted to say thanks for last night, talking it through really helped"
+    assert openings.choose("thanked", helped) == "I'm really glad it helped."
+    # not twice running: the next opening of the family is said instead
+    assert openings.choose("thanked", helped, previous_reply="I'm really glad it helped. Any time.") != \
+        "I'm really glad it helped."
+    for seed in range(12):
+        assert openings.choose("thanked", "ok. gonna put a podcast on. thanks for keeping me company",
+                               seed=seed) != "I'm really glad it helped."
