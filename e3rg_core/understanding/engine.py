@@ -566,7 +566,10 @@ class Understander:
             return "feeling" if bad_before else None
         if (ctx.news == "bad" and not vote_only or bad_before and not openings.leans_good(news)) \
                 and not openings.turned_for_the_better(text, news):
-            return "hard"
+            # good news in the message's own words that the reader does not bear out, against a painful vote, chose
+            # no opening (``openings.family``); nor does it get a gloomy closing ("That's a lot to deal with." to
+            # "slept 9 hours straight last night, first time in weeks"), but a gentle question
+            return "feeling" if openings.tone(text) == "good" else "hard"
         if told == "bad" or bad_before or openings.opened_gently(ctx.previous_reply):
             return "feeling"
         return None

@@ -681,6 +681,10 @@ def test_a_painful_vote_that_chose_no_opening_sets_no_gloomy_closing_where_the_r
     assert group("my grandad died on sunday", leans_good) == "hard"  # bad news by name keeps its gentle closing
     relief = "she replied 'happens to the best of us' I could cry"  # the person's own tears, the reader leaning good
     assert group(relief, leans_good) is None and group(relief, leans_bad) == "hard"
+    # good news in the message's own words that the reader does not bear out: a gentle question, not a gloomy line
+    slept = "slept 9 hours straight last night, first time in weeks"
+    assert group(slept, leans_bad) == "feeling"
+    assert group("slept 9 hours straight last night, woke up exhausted anyway", leans_bad) == "hard"
 
 
 def test_the_part_said_back_is_the_news_the_opening_meets():
