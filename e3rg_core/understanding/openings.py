@@ -503,6 +503,7 @@ _GOOD_WORDS = re.compile(
     r"invited|welcomed|surprised (?:me|us|her|him)|brought (?:me|us)|made (?:me|us) (?:a|an|some)|"
     r"gave (?:me|us) (?:a|an|some)|proud|happy|glad|excited|thrilled|love[sd]?|best(?! (?:friend|mate|man))|"
     r"amazing|wonderful|great|brilliant|beautiful|favou?rite|fun|yay|woo+|finally|it worked|worked out|"
+    r"(?:(?<=^)|(?<=[.!?] ))(?:i|we) did it(?=\s*(?:[.!]|$))|(?:i|we|i've|we've) got it(?=\s*!)|(?:feel|feeling|felt) like a new (?:person|man|woman)|"
     r"offered (?:me|us)|good news|party|celebrat\w*|presents?|gifts?|chosen|picked|selected|shortlisted|"
     r"recommended (?:me|us)|" + _KINDNESS + r"|" + _MILESTONES + r")\b")
 # Setbacks told in the words people use for them, some holding a good word ("passed over for promotion", "nobody
@@ -539,7 +540,7 @@ _BAD_WORDS = re.compile(
     r"on (?:my|our) own|by myself|(?:i|i'm|we|we're)\b[^.!?]{0,25}\balone|"
     # how the person is themselves ("She's excited but I'm a wreck")
     r"a (?:nervous )?wreck|a mess|falling apart|heartbroken|miserable|depressed|anxious|terrified|overwhelmed|"
-    r"drained|burn[te]d? out|freaking out|bummed|hopeless)\b")
+    r"drained|burn[te]d? out|freaking out|bummed|hopeless|battered|knackered|aching|emergency)\b")
 # Joy shared in the writing itself: an exclamation mark, a smiling or celebrating emoji.
 _SHARED_JOY = re.compile("!|[\U0001F600-\U0001F60D\U0001F970\U0001F973\U0001F389\U0001F38A\u2764\U0001F495-\U0001F49F\U0001F64C]")
 _QUOTED = re.compile(r"(?:^|(?<=\s))['\"][^'\"]{1,80}['\"]")
@@ -547,8 +548,8 @@ _QUOTED = re.compile(r"(?:^|(?<=\s))['\"][^'\"]{1,80}['\"]")
 # pain"): no setback told. Not "never" or "can't" ("never felt so lonely", "can't stop crying"), not "nothing else"
 # ("fingers crossed nothing else goes wrong" says something already has), and not across a clause ("I don't know
 # why I'm so upset").
-_UNDONE = re.compile(r"\b(?:not|no longer|without|wasn't|weren't|isn't|aren't|didn't|don't|doesn't|nothing(?! else))"
-                     r"(?:\s+(?!(?:why|because|but|and|when|that|if|so|how|what)\b)[\w']+){0,3}\s+$")
+_UNDONE = re.compile(r"\b(?:not|no longer|without|wasn't|weren't|isn't|aren't|didn't|don't|doesn't|won't|nothing(?! else))"
+                     r"(?:\s+(?!(?:why|because|but|and|when|that|if|so|how|what|stop|stopped|quit|help)\b)[\w']+){0,3}\s+$")
 _NEGATED = re.compile(r"\b(?:not|never|no|isn't|wasn't|aren't|weren't|don't|didn't|hardly)\s+(?:\w+\s+)?$")
 
 
@@ -579,6 +580,7 @@ _GLAD_OF = r"(?:happy|glad|pleased|thrilled|chuffed|proud|excited|delighted|reli
 _HURT_TOO = (r"(?:stings?|stung|hurts?|sad|sadder|jealous|envious|gutted|lonely|weird|strange|empty|quiet|miss|"
              r"bittersweet|heartbroken|cry|crying|cried|ache|aches|bit of a pang|pang)\b")
 _MIXED = re.compile(r"\b(?:bittersweet|mixed (?:feelings|emotions)|so conflicted|feel(?:ing)? conflicted)\b|"
+                    r"\bpart of me (?:is|feels|was|felt|wants)\b[^.!?]{1,60}\b(?:and|but) (?:the other )?part of me\b|"
                     r"\b" + _GLAD_OF + r"[^.!?]{0,60}?\b(?:but|though|and yet|and also|it'?s just|it just|still|yet)\b[^!?]{0,60}?\b"
                     + _HURT_TOO)
 

@@ -692,3 +692,24 @@ def test_glad_it_helped_is_said_where_they_said_it_helped_and_nowhere_else():
     for seed in range(12):
         assert openings.choose("thanked", "ok. gonna put a podcast on. thanks for keeping me company",
                                seed=seed) != "I'm really glad it helped."
+
+
+@pytest.mark.parametrize("text, said", [
+    ("I DID IT. 4:47:12. my legs are not legs anymore", "good"),
+    ("they called back. I got it!!!", "good"),
+    ("slept 7 hours last night. SEVEN. i feel like a new person", "good"),
+    ("Labour was 26 hours and ended in an emergency c-section so I'm pretty battered", "bad"),
+    # not a triumph: what was done, told mid-sentence ("know i did it") or going on ("I did it on my own")
+    ("i don't want anyone to know i did it", "bad"),
+    ("I did it on my own this morning, got stuck on 14 down and nearly lost it.", "bad"),
+    # a bad word denied by "won't" tells no setback; "won't stop crying" still does
+    ("My sister is coming round tonight so at least I won't be on my own.", None),
+    ("in A&E with Maya, she's had a fever of 40 for two days and won't stop crying", "bad"),
+])
+def test_the_words_people_use_for_a_triumph_a_rough_time_and_a_fear_undone(text, said):
+    assert openings.tone(text) == said
+
+
+def test_two_parts_of_oneself_are_mixed_feelings():
+    assert openings.mixed_feelings("part of me is relieved and part of me feels like a complete failure")
+    assert not openings.mixed_feelings("part of me is relieved, honestly")
