@@ -58,7 +58,7 @@ SAID_ACTS = r"(?:yes|no|sorry|goodbye|thanks|thank you)"
 # A sentence that begins without its subject ("Gave the best man speech yesterday", "can't do this
 # anymore", "gonna hide under my desk"): the person is its subject, said as "you".
 _NO_SUBJECT = re.compile(
-    r"^(?:can'?t|cannot|won'?t|don'?t|didn'?t|do not|want|wanna|need|just|really|keep|kept|feel|felt|wish|hope|"
+    r"^(?:can'?t|cannot|won'?t|don'?t|didn'?t|do not|haven'?t|hadn'?t|couldn'?t|shouldn'?t|want|wanna|need|just|really|keep|kept|feel|felt|wish|hope|"
     r"hate|have|had|never|honestly|sometimes|always|still|almost|already|finally|got|gave|found|went|made|saw|"
     r"took|lost|left|forgot|spent|told|tried|called|heard|met|bought|sold|started|finished|passed|failed|"
     r"missed|broke|fell|ran|won|ate|cried|laughed|woke|slept|moved|quit|came|drove|wrote|sent|nearly|"

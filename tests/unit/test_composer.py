@@ -147,6 +147,9 @@ def test_a_quotation_with_someone_in_it_is_not_said_back(message):
      "You said today's quick chat was 50 minutes about font choices."),
     ("Mateo's school play was tonight", "You said Mateo's school play was tonight."),
     ("update: puppy's parvo test was negative", "You said the puppy's parvo test was negative."),
+    # "haven't" with its "I" left out is the person's
+    ("haven't slept more than 3 hours a night for about two weeks",
+     "You haven't slept more than 3 hours a night for about two weeks."),
 ])
 def test_fragments_and_family_named_bare_are_said_back(message, said_back):
     assert composer.flipped(message) == said_back

@@ -68,3 +68,10 @@ def test_a_quotation_said_to_the_person_is_reported(sentence, reported):
 ])
 def test_a_quotation_that_does_not_report_safely_is_left(sentence):
     assert reported_quote(sentence) is None
+
+
+def test_a_sentence_begun_with_havent_or_couldnt_has_the_writer_left_out_but_not_one_begun_with_wouldnt():
+    from e3rg_core.understanding.person import lacks_subject
+
+    assert lacks_subject("haven't slept more than 3 hours a night") and lacks_subject("couldn't sleep at all")
+    assert not lacks_subject("wouldn't take a penny for it")  # most often someone else who would not
