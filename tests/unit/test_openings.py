@@ -713,3 +713,13 @@ def test_the_words_people_use_for_a_triumph_a_rough_time_and_a_fear_undone(text,
 def test_two_parts_of_oneself_are_mixed_feelings():
     assert openings.mixed_feelings("part of me is relieved and part of me feels like a complete failure")
     assert not openings.mixed_feelings("part of me is relieved, honestly")
+
+
+@pytest.mark.parametrize("text, thanks", [
+    ("anyway, bye for now and thanks 😊", True),
+    ("I think I'll just ask her what she needs from me. Thank you.", True),
+    ("manager made me pay for them out of my wages tho. cheers", False),  # "cheers" at the end: as often sarcasm
+    ("gave me a leaflet on sleep hygiene, thanks doc", False),
+])
+def test_thanks_that_end_a_message_are_thanks_to_the_avatar(text, thanks):
+    assert openings.thanks_listener(text) is thanks
