@@ -298,6 +298,12 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         return None
     if chosen in _GLOOMY_FAMILIES and (happy_tears(user_text, earlier) or glad_tears(user_text, news)):
         return None  # "said yes obviously lol. cried so much my mascara was everywhere" after a proposal
+    if chosen == "sting" and label == "embarrassed" and _TEARS.search(canonical(user_text)) \
+            and tone(re.sub(r"\bsorry\b", " ", _TEARS.sub(" ", canonical(user_text)))) != "bad":
+        # tears the vote read as embarrassment, with nothing else in the message going badly but the apology for
+        # them ("Sorry, I'm a bit emotional. My wife is still wiping her eyes in the kitchen." after a son's first
+        # concert): on the dev sets all four such messages were good news, and "Oh no, that must have stung." met them
+        return None
     if chosen in _GLOOMY_FAMILIES and laughing(user_text) and tone(user_text) != "bad":
         # told with a laugh and no word of it going badly: on the dev sets' replies, 12 gloomy openings to such
         # messages met 5 good news ("i cant stop crying lol" after the job), 4 plain ones and 3 bad news

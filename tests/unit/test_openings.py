@@ -723,3 +723,12 @@ def test_two_parts_of_oneself_are_mixed_feelings():
 ])
 def test_thanks_that_end_a_message_are_thanks_to_the_avatar(text, thanks):
     assert openings.thanks_listener(text) is thanks
+
+
+def test_tears_the_vote_reads_as_embarrassment_get_no_stung_opening_unless_something_went_badly():
+    assert fam("Sorry, I'm a bit emotional. My wife is still wiping her eyes in the kitchen.",
+               "embarrassed", "sad") is None
+    assert fam("cried at mile 24 when i saw my dad holding a sign that said 'RUN FASTER, I'M COLD'",
+               "embarrassed", "sad") is None
+    assert fam("I tripped on stage in front of the whole school", "embarrassed", "sad") == "sting"  # no tears
+    assert fam("cried in front of everyone after the awful review", "embarrassed", "sad") == "sting"  # "awful"
