@@ -740,7 +740,7 @@ _THANKS = re.compile(
     # "thank you. he'd have liked you": thanks that open a message and end their sentence
     r"|^(?:" + THANKS_WORDS + r")(?: (?:so much|again|x+))?\s*(?:[.!]|$)"
     # ... or that end the message after what it told ("anyway, bye for now and thanks 😊", "ok will do, thanks x")
-    # ("cheers" so is as often said in sarcasm: "made me pay for them out of my wages tho. cheers")
+    # (not "cheers", as often sarcasm there: "made me pay for them out of my wages tho. cheers")
     r"|(?:[,;.!]\s*|\band\s+)(?:thanks|thank you|thank u|thx|ty)(?: (?:so much|again|x+))?\W*$"
     r"|\b(?:that|this|talking|you|it)(?: (?:it|this|things|that) through)? (?:actually |really |honestly )?(?:helped|helps)\b"
     r"|\bi feel (?:a (?:bit|little|lot) )?better (?:now|after talking|for talking)\b")
