@@ -847,16 +847,16 @@ def choose(fam: str | None, user_text: str, *, previous_reply: str = "", seed: i
     told = canonical(user_text)
     fitting = tuple(line for line in options if line in _SAID_IF_TOLD and _SAID_IF_TOLD[line].search(told))
     if fitting:
-        return _choose_from(fitting + tuple(line for line in options if line not in fitting), "",
-                           previous_reply=previous_reply)
+        return _choose_from(fitting + tuple(line for line in options if line not in fitting), 0,
+                            previous_reply=previous_reply)
     options = tuple(line for line in options if line not in _SAID_IF_TOLD) or options
-    return _choose_from(options, f"{seed}\0{user_text}", previous_reply=previous_reply)
+    start = int.from_bytes(hashlib.sha256(f"{seed}\0{user_text}".encode("utf-8", "replace")).digest()[:4], "big")
+    return _choose_from(options, start, previous_reply=previous_reply)
 
 
-def _choose_from(options: Sequence[str], key: str, *, previous_reply: str = "") -> str:
-    """The first of ``options`` from a place set by ``key`` (the first of all for ``""``) whose first three words
-    are not the previous reply's."""
-    start = int.from_bytes(hashlib.sha256(key.encode("utf-8", "replace")).digest()[:4], "big") if key else 0
+def _choose_from(options: Sequence[str], start: int, *, previous_reply: str = "") -> str:
+    """The first of ``options`` from place ``start`` on (taken modulo their number) whose first three words are not
+    the previous reply's."""
     before = _WORD.findall(canonical(previous_reply))[:3]
     for i in range(len(options)):
         opening = options[(start + i) % len(options)]
