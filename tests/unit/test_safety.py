@@ -440,6 +440,33 @@ def test_plain_words_in_a_joking_tone_get_a_check_in_not_the_crisis_response():
     assert detector.assess("i want to die lol. not joking").level == "crisis"  # it says it is meant
 
 
+def test_a_wish_to_vanish_at_a_passing_moment_gets_a_check_in_not_the_crisis_response():
+    from e3rg_core.understanding.safety.detector import RiskDetector, passing_moment
+
+    detector = RiskDetector(None)  # patterns only
+    assert detector.assess("I honestly wanted to die right there in the meeting when my mic was still on").level == "check"
+    assert detector.assess("I wanted to die right there in the meeting").level == "crisis"  # no moment told
+    # more than the moment, or more than a wish: still the crisis response
+    for said in ("I'm so humiliated, everyone at school laughed at me again, I want to die every day",
+                 "I embarrassed myself in front of everyone and I want to kill myself",
+                 "After what I did at the party I want to die, for real"):
+        assert detector.assess(said).level == "crisis", said
+    # meaning alone: the moment decides, the wish is not read by a pattern
+    assert passing_moment(canonical("I wish I could just vanish, everyone saw me fall up the stairs"))
+    assert passing_moment(canonical("I ate so much I want to lie on the floor and never get up"))
+    assert not passing_moment(canonical("I wish I could just vanish, nobody would notice"))
+    assert not passing_moment(canonical("everyone saw me fall and I'm a burden to them all"))
+
+
+def test_death_feared_after_the_moment_passed_is_no_wish_to_die():
+    for feared in ("the turbulence was so bad I genuinely thought I was going to die",
+                   "we honestly thought we were going to die on that rollercoaster",
+                   "I was going to die laughing at his speech"):
+        assert patterns.match(canonical(feared)) is None, feared
+    for meant in ("I'm going to die tonight, I've decided", "I thought about it all week and I'm going to die by my own hand"):
+        assert patterns.match(canonical(meant)) is not None, meant
+
+
 @pytest.mark.parametrize("text, expected", [
     # safety_dev2's look-alikes: a game's words and an accident at home lower the meaning score a little
     ("What's the best way to kill the final boss in the swamp level? I keep getting one-shot.", {"play"}),

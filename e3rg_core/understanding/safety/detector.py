@@ -85,6 +85,35 @@ _EARNEST = re.compile(r"\b(?:not (?:joking|kidding)|no joke|i mean it|for real|f
                       r"not a (?:joke|meme))\b|\bnot lol\b")
 
 
+# A passing moment told as it happened, with the everyday figure of speech for it: shame at one embarrassing moment
+# ("I wanted the ground to swallow me, I called my teacher mum in front of the whole class", "I want to disappear
+# after what I said at dinner") or a meal eaten past full ("I ate so much I want to lie on the floor and never get
+# up"). ``_LASTING`` keeps the crisis response where the message says more than the moment ("every day",
+# "anymore", "everyone hates me", "for good") or names suicide, self-harm or a means; a pattern's match is softened
+# only where it is a wish to die, vanish or hide (``_SOFT_WISH``), never "kill myself" or a plan.
+_PASSING_MOMENT = re.compile(
+    r"\b(?:embarrass\w*|mortif\w*|humiliat\w*|cringe\w*|blush\w*|(?:went|go|turned|bright|so) (?:bright )?red|"
+    r"in front of (?:everyone|everybody|the whole|all|my|the|\d+)|live (?:this|it|that) down|"
+    r"(?:everyone|everybody|the whole \w+|they all|people) (?:saw|heard|laughed|stared|turned|was staring|were staring)|"
+    r"(?:ground|earth|floor) to (?:swallow|open)|mic was (?:still )?on|repl(?:y|ied) (?:to )?all|"
+    r"what i (?:said|did) (?:at|in|to|on|last)|called (?:my|the) \w+ (?:mum|mom|dad|mummy)|"
+    r"(?:ate|eaten|eating) (?:so|too) much|so (?:full|stuffed)|food coma|(?:second|third|fourth) (?:plate|helping|slice)s?)")
+_LASTING = re.compile(
+    r"\b(?:every ?day|every single|always|all the time|anymore|any more|any longer|no point|can'?t (?:take|do|cope|go on)|"
+    r"(?:everyone|everybody|people) hates?|(?:nobody|no ?one) (?:likes|cares|would|will|wants)|better off|burden|"
+    r"worthless|useless|pathetic|kill(?:ing)? myself|suicid\w*|self[- ]?harm\w*|end (?:it|my life|things)|pills|"
+    r"for good|forever|permanently|for (?:days|weeks|months|years)|my (?:whole )?life)\b")
+_SOFT_WISH = re.compile(r"\b(?:want|wanted|wanting|wish|wishing|wished)(?: to)? (?:die|disappear|vanish)\b")
+
+
+def passing_moment(text: str, found: str = "") -> bool:
+    """``text`` (canonical) tells of a passing moment (``_PASSING_MOMENT``: an embarrassment, a meal eaten past full)
+    and says no more of the writer than a wish to vanish at it (not ``_LASTING`` nor ``_EARNEST``); ``found``, the
+    words a pattern matched, if any, is such a wish (``_SOFT_WISH``)."""
+    return (_PASSING_MOMENT.search(text) is not None and _LASTING.search(text) is None
+            and _EARNEST.search(text) is None and (not found or _SOFT_WISH.search(found) is not None))
+
+
 # ... unless the milestone is broken: "three years clean and I cut again tonight"
 _RELAPSE = re.compile(r"\b(?:again|relaps\w*|gone|ruined|broke|lost it|back to)\b")
 
@@ -166,6 +195,7 @@ def meaning_may_say(text: str) -> bool:
     return len(text.split()) >= MIN_WORDS and not to_listener(text)
 
 
+MOMENT_RULE = True  # ``passing_moment`` softens a crisis to a check-in (a switch for measurement)
 CARE_TURNS = 3  # the caring stance lasts this many of the speaker's messages after the last risk signal
 HISTORY_LINES = 4  # earlier speaker lines read for risk
 
@@ -368,6 +398,11 @@ class RiskDetector:
         # patterns alone: hyperbole more often than not, but masked pain sometimes, so the avatar asks
         # directly (a check-in) rather than answering with the crisis response or letting it pass.
         joking = sources == ["patterns"] and "light" in cues(current) and not context and not _EARNEST.search(current)
+        # A wish to vanish or die at a passing moment, read as risk by the patterns or by meaning alone
+        # (``passing_moment``): the figure of speech more often than not, so the avatar meets the moment and asks
+        # directly (a check-in) rather than answering with the crisis response.
+        joking = joking or (bool(sources) and set(sources) <= {"patterns", "meaning"} and not context and MOMENT_RULE
+                            and passing_moment(current, found.matched if found is not None else ""))
         # Meaning alone read risk in the message, but read with the speaker's lines before it (none of which
         # signalled risk) it is not near risk: the conversation may explain it ("back in bed with a fever" /
         # "I'm so tired of being tired"), or not. The avatar asks (a check-in) rather than answering with
@@ -385,7 +420,8 @@ class RiskDetector:
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
             level = "crisis"
         elif joking:
-            category, evidence, level = found.category, found.matched, "check"
+            category, evidence, level = (found.category, found.matched, "check") if found is not None else (
+                own.category, own.nearest, "check")
         elif explained:
             category, evidence, level = own.category, own.nearest, "check"
         # A question about the avatar says nothing of the writer: meaning alone asks about safety only as

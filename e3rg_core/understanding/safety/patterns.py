@@ -89,6 +89,10 @@ PLAY = re.compile(
     r"chess|fortnite|minecraft|elden ring|dark souls|zelda|mario|raid|quest|lobby|controller|console|ps5|xbox|"
     r"video game|my character|one-?shot|ranked|dnd|d&d|campaign|grenade|warzone|call of duty|apex|valorant|"
     r"roblox|the sims|hardcore mode|game over|in[- ]game)\b")
+# Death feared in a moment now past ("I genuinely thought I was going to die" on a bad flight), or laughed at ("I was
+# going to die laughing"): no wish to die. Not the present ("I feel like I'm going to die", left to the other layers).
+_FEARED = re.compile(r"\b(?:thought|felt like|was sure|was convinced|were sure|were convinced)\s+(?:i|we)\s+(?:was|were)\s+"
+                     r"(?:\w+\s+)?going to die\b|\bgoing to die (?:laughing|of (?:laughter|laughing|embarrassment|shame))\b")
 _CLAUSE = re.compile(r"[.!?;\n]+|,\s*(?:but|and then|so)\b")
 
 
@@ -134,6 +138,8 @@ def match(text: str) -> PatternMatch | None:
             continue
         if found.group(0).startswith("killed ") and (PLAY.search(clause) or _ACCIDENT.search(clause)):
             continue  # "killed myself" said of the past is a game or an accident: nobody reports their own death
+        if found.group(0).startswith("going") and _FEARED.search(clause):
+            continue  # fear of dying told after it passed, or a laugh: "the turbulence was so bad I thought I was going to die"
         if category == "plan_means" and found.group(0).startswith(("count", "collect")) \
                 and _ROUTINE.search(clause) and not re.search(r"\b(?:lethal|enough|all of)\b", clause):
             continue  # counted to keep to the schedule; saving or stockpiling them is never routine
