@@ -324,6 +324,26 @@ def test_a_crisis_reading_the_speakers_own_lines_make_everyday_is_a_check_in(own
     assert detector.assess(text, history).level == expected
 
 
+@pytest.mark.parametrize("wider, crisis", [
+    ((0.2, 0.6), False),  # the line before the last two explains them: no crisis response
+    ((0.6, 0.3), True),  # ... it does not: the crisis response, as before
+])
+def test_the_last_lines_read_together_are_read_with_one_more_before_the_crisis_response(wider, crisis):
+    from e3rg_core.understanding.safety import RiskDetector
+    from e3rg_core.understanding.safety.meaning import Bank, MeaningScorer
+
+    lines, text = ["driving test tomorrow", "third attempt", "any last tips"], "passed."
+    encoder = AxisEncoder({" ".join(lines[1:] + [text]): (0.6, 0.3), " ".join(lines + [text]): wider,
+                           **{line: (0.1, 0.5) for line in lines}})
+    detector = RiskDetector()
+    detector.meaning = MeaningScorer(encoder, bank=Bank(risk=tuple(("explicit", f"risk {i}") for i in range(3)),
+                                                        safe=tuple(("everyday", f"safe {i}") for i in range(3))))
+    history = tuple(u for line in lines for u in (Utterance("speaker", line), Utterance("listener", "I see.")))
+    assert (detector.assess(text, history).level == "crisis") == crisis
+    # two lines before it: nothing slid out of the reading, and it is read as before
+    assert detector.assess(text, history[2:]).level == "crisis"
+
+
 def _axis_scorer(places: dict[str, tuple[float, float]]):
     from e3rg_core.understanding.safety.meaning import Bank, MeaningScorer
 

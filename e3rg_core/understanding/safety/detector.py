@@ -195,6 +195,7 @@ def meaning_may_say(text: str) -> bool:
     return len(text.split()) >= MIN_WORDS and not to_listener(text)
 
 
+WIDER_RULE = True  # a crisis from the last lines read together is a check-in when one more line explains it
 MOMENT_RULE = True  # ``passing_moment`` softens a crisis to a check-in (a switch for measurement)
 CARE_TURNS = 3  # the caring stance lasts this many of the speaker's messages after the last risk signal
 HISTORY_LINES = 4  # earlier speaker lines read for risk
@@ -354,7 +355,7 @@ class RiskDetector:
             sources.append("meaning")
         # The conversation: after an earlier risk signal a weaker one counts; otherwise the answer read
         # with the avatar's question, and the last lines read together.
-        history_says = listener_question = False
+        history_says = listener_question = widened = False
         if use_history and not sources:
             if context and short or not context and len(current.split()) < ANSWER_WORDS:
                 asked = questions_in(last_listener) if not asked_about_safety else ""
@@ -377,6 +378,13 @@ class RiskDetector:
                 answered = self._meaning_says(scores.get("asked"), margin=t.asked_margin, sim=0.0)
                 history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.answer_sim)
                                    for k in (("answer", "together") if answered else ("together",)))
+                if history_says and len(earlier) > 2 and WIDER_RULE and not (
+                        answered and self._meaning_says(scores.get("answer"), margin=t.margin, sim=t.answer_sim)):
+                    # the last lines read together say risk, but read with the line before them they do not: the
+                    # line that explained them slid out of the reading ("driving test tomorrow" / "third attempt" /
+                    # "any last tips" / "passed."). A check-in, not the crisis response.
+                    score({"wider": " ".join(earlier[-3:] + [current])})
+                    widened = not self._meaning_says(scores.get("wider"), margin=t.margin, sim=t.answer_sim)
             # A question put to the avatar ("who made you?", "what would you do?") read with the lines
             # before it is at most a check-in, as its own meaning is: the joined reading is the earlier
             # lines' meaning, and the question adds nothing of the writer's own
@@ -415,6 +423,7 @@ class RiskDetector:
             explained = not self._meaning_says(scores.get("explained"), margin=t.check_margin, sim=t.check_sim)
             told_everyday = not explained and own_lines is not None and _nearer_everyday(own_lines, t.explained_everyday)
             explained = explained or told_everyday
+        explained = explained or widened and sources == ["history"]
         if sources and not (joking or explained):
             category = found.category if found is not None else (own.category if own is not None else "unspecified")
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
