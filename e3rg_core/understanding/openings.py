@@ -290,6 +290,12 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # the vote, the lexicon and the reader all read the good words; the sarcasm says it went badly
         return chosen if chosen in _BORNE_SARCASTICALLY else "fed_up"
     other = "bad" if chosen in _GOOD_FAMILIES else "good" if chosen in _GLOOMY_FAMILIES else None
+    if other and THOUGH_RULE and turns_on_it(user_text) and tone(user_text) != kind_of(chosen):
+        # a "though" that ends a clause sets the message against what came before it ("he was totally fine this
+        # evening though, we did the crossword" after a parent's diagnosis; "My future mother-in-law has opinions
+        # though." after the wedding venue): the vote, which reads the conversation, carries the earlier feeling,
+        # and the message's own words do not bear its kind out
+        return None
     if other and sure == other:
         return None  # "That's so unfair." to a neighbour who mowed the lawn: the vote read the conversation
     if other and amazed(faults.last_sentence(user_text)) and sure_news(news, at=0.5) == other:
@@ -540,7 +546,7 @@ _BAD_WORDS = re.compile(
     r"\b(?:worst|hate[sd]?|awful|terrible|horrible|brutal|scared|scary|afraid|worried|worrying|nervous|dread\w*|"
     r"cry|crying|cried|sobb\w*|tears|fail\w*|reject\w*|declined|lost|lose|losing|missed|miss|broke|broken|"
     r"hurt\w*|sick|ill|pain|argu\w*|snapped|shout\w*|yell\w*|lonely|ignor\w*|stuck|unfair|regret\w*|"
-    r"sorry|guilty|ashamed|embarrass\w*|cringe|awkward|humiliat\w*|blank|shaking|panic\w*|stress\w*|"
+    r"sorry|guilty|ashamed|embarrass\w*|cring(?:e|ed|es|ey|ing|y)|awkward|humiliat\w*|blank|shaking|panic\w*|stress\w*|"
     r"exhausted|tired|furious|angry|annoy\w*|upset|disappoint\w*|gutted|cancell?ed|complain\w*|"
     r"warning|fined|left out|forgot|forgetting|wrong|struggl\w*|never again|ruin\w*|leaving|don't want|"
     r"on (?:my|our) own|by myself|(?:i|i'm|we|we're)\b[^.!?]{0,25}\balone|"
@@ -616,6 +622,16 @@ def _told(user_text: str) -> tuple[int, int]:
 
 
 # Where a message turns to what weighs more with the person ("She's excited but I'm a wreck").
+# "though" (or "tho") ending a clause: the message turns against what was said before it.
+_TURNS_ON_IT = re.compile(r"(?:,\s*|\s)(?:though|tho)\s*(?:[.!?,;]|$)")
+THOUGH_RULE = True
+
+
+def turns_on_it(user_text: str) -> bool:
+    """A clause of the message ends on "though" (``_TURNS_ON_IT``): it turns against what came before it."""
+    return _TURNS_ON_IT.search(canonical(user_text)) is not None
+
+
 _CONTRAST = re.compile(r"[,;]?\s+(?:but|though|although|except)\s+(?=\S)|,\s*(?:tho|though)\b")
 
 

@@ -220,6 +220,18 @@ def test_a_turn_for_the_better_gets_no_gloomy_opening_from_the_conversations_fee
     assert fam("Thankfully it was quick, but we lost him this morning.", "devastated", "sad") == "loss"
 
 
+def test_a_message_turned_on_what_came_before_with_though_gets_no_opening_its_words_do_not_bear_out():
+    # the vote carries the conversation's earlier feeling; the "though" that ends a clause turns against it
+    assert fam("he was totally fine this evening though, we did the crossword together", "disappointed", "sad") is None
+    assert fam("My future mother-in-law has opinions though. About everything.", "excited", "happy") is None
+    assert fam("he was totally fine this evening, we did the crossword together", "disappointed", "sad") == "letdown"
+    # words of the vote's own kind keep its opening, "even though" is no turn, and a turn to bad news is met gently
+    assert fam("Still cringing about that silence though.", "embarrassed", "sad") is not None
+    assert openings.tone("so cringey") == "bad"
+    assert not openings.turns_on_it("even though it rained we had a lovely time")
+    assert fam("I miss him though", "sad", "sad") is not None
+
+
 @pytest.mark.parametrize("text, label", [
     ("My card wouldn't work at the supermarket and the woman behind me just paid for my whole shop.", "embarrassed"),
     ("My flatmate has been carrying my laundry up three flights of stairs without me even asking.", "angry"),
