@@ -295,6 +295,11 @@ def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
     for raw, sentence in _sentences(user_text):
         if is_question(raw) or _WH_QUESTION.match(sentence):
             continue  # "what do I wear." is a question typed with a full stop, not "What do you wear."
+        shown = _SHOWN_WORDS.split(sentence, 1)[0]
+        if shown != sentence and len(shown.split()) >= 5:
+            # "cried at mile 24 when i saw my dad holding a sign that said 'RUN FASTER, I'M COLD'": what happened,
+            # without the words shown on the thing (said back, they would be the avatar's)
+            yield shown, False
         if len(sentence.split()) <= max_words:
             yield sentence, True
             if _PREAMBLE.match(sentence) and "," in sentence:
@@ -316,6 +321,11 @@ def _candidates(user_text: str, max_words: int) -> Iterator[tuple[str, bool]]:
                 # "My flatmate has been carrying my laundry up three flights of stairs without me even
                 # asking": what happened, without the circumstance after it
                 yield main, False
+
+
+# Words written on a thing, quoted at the end of a sentence ("a sign that said 'RUN FASTER'", "a card reading 'get well'").
+_SHOWN_WORDS = re.compile(r",?\s+(?:(?:that|which) (?:said|says|read|reads)|saying|reading)\s*:?\s*(?=['‘“\"].{2,}['’”\"]\W*$)",
+                          re.IGNORECASE)
 
 
 # A circumstance that ends a sentence and can be left off without changing what happened in it.

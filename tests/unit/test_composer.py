@@ -452,6 +452,16 @@ def test_a_parent_named_bare_is_said_back_as_theirs(message, said_back):
     assert (composer.flipped(message) or composer.echoed(message)) == said_back
 
 
+@pytest.mark.parametrize("message, said_back", [
+    ("cried at mile 24 when i saw my dad holding a sign that said 'RUN FASTER, I'M COLD'",
+     "You cried at mile 24 when you saw your dad holding a sign."),
+    # the quotation had been said back turned ("a card that says 'best your mum ever'")
+    ("my son made me a card that says 'best mum ever'", "Your son made you a card."),
+])
+def test_words_shown_on_a_thing_are_left_off_what_happened(message, said_back):
+    assert composer.flipped(message) == said_back
+
+
 def test_a_parent_in_a_quotation_is_left_as_it_was_said():
     assert composer.owned_kin("You called your boss 'mum' in a meeting.") == "You called your boss 'mum' in a meeting."
 
