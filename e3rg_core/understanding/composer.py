@@ -354,7 +354,8 @@ _PRESENT_AFTER_SUBJECT = re.compile(r"(?:the|a|an|his|her|their|this|that|every|
 # a past tense only with what it acts on ("council rejected the plan", "rash cleared up"), as headline
 # pieces ("offer accepted on the flat", "grant approved") are no sentences.
 _THEN_VERB = (r"(?:'s\s+\w+|\s+(?:is|was|are|were|has|have|had|got|came|went|says|said|kept|left|took|broke|fell|"
-              r"ran|won|lost|sent|cost|needs|wants|starts|ends|closes|opens|thinks|keeps|wasn't|isn't|hasn't|didn't|"
+              r"ran|won|lost|sent|cost|needs|wants|starts|ends|closes|opens|thinks|reckons|believes|suspects|suggests|"
+              r"seems|looks|knows|keeps|told|gave|found|wasn't|isn't|hasn't|didn't|"
               r"won't|can't|doesn't|[a-z]{2,}ed\s+(?:the|a|an|my|his|her|him|them|it|its|their|us|me|up|out|off|down|back|"
               r"over|away|everything|all|\d+)))\b")
 # A thing named bare and what was done to it, its "was" left out as chat does ("flight to Lisbon cancelled",

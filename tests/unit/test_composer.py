@@ -462,6 +462,12 @@ def test_words_shown_on_a_thing_are_left_off_what_happened(message, said_back):
     assert composer.flipped(message) == said_back
 
 
+def test_a_thing_or_person_named_bare_before_what_they_think_is_reported_as_theirs():
+    # chat leaves out "the": "doctor reckons..." is the doctor's view, reported, not the person's
+    assert composer.flipped("doctor reckons it's stress from the house move. gave me a leaflet") == \
+        "You said the doctor reckons it's stress from the house move."
+
+
 def test_a_parent_in_a_quotation_is_left_as_it_was_said():
     assert composer.owned_kin("You called your boss 'mum' in a meeting.") == "You called your boss 'mum' in a meeting."
 
