@@ -290,7 +290,7 @@ def family(user_text: str, *, label: str, coarse: str, risk: RiskAssessment, ask
         # the vote, the lexicon and the reader all read the good words; the sarcasm says it went badly
         return chosen if chosen in _BORNE_SARCASTICALLY else "fed_up"
     other = "bad" if chosen in _GOOD_FAMILIES else "good" if chosen in _GLOOMY_FAMILIES else None
-    if other and THOUGH_RULE and turns_on_it(user_text) and tone(user_text) != kind_of(chosen):
+    if other and turns_on_it(user_text) and tone(user_text) != kind_of(chosen):
         # a "though" that ends a clause sets the message against what came before it ("he was totally fine this
         # evening though, we did the crossword" after a parent's diagnosis; "My future mother-in-law has opinions
         # though." after the wedding venue): the vote, which reads the conversation, carries the earlier feeling,
@@ -621,10 +621,8 @@ def _told(user_text: str) -> tuple[int, int]:
     return good, forced + bad + setbacks + said_bad + bad_news_words(user_text)
 
 
-# Where a message turns to what weighs more with the person ("She's excited but I'm a wreck").
 # "though" (or "tho") ending a clause: the message turns against what was said before it.
 _TURNS_ON_IT = re.compile(r"(?:,\s*|\s)(?:though|tho)\s*(?:[.!?,;]|$)")
-THOUGH_RULE = True
 
 
 def turns_on_it(user_text: str) -> bool:
@@ -632,6 +630,7 @@ def turns_on_it(user_text: str) -> bool:
     return _TURNS_ON_IT.search(canonical(user_text)) is not None
 
 
+# Where a message turns to what weighs more with the person ("She's excited but I'm a wreck").
 _CONTRAST = re.compile(r"[,;]?\s+(?:but|though|although|except)\s+(?=\S)|,\s*(?:tho|though)\b")
 
 

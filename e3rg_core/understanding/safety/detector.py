@@ -195,8 +195,6 @@ def meaning_may_say(text: str) -> bool:
     return len(text.split()) >= MIN_WORDS and not to_listener(text)
 
 
-WIDER_RULE = True  # a crisis from the last lines read together is a check-in when one more line explains it
-MOMENT_RULE = True  # ``passing_moment`` softens a crisis to a check-in (a switch for measurement)
 CARE_TURNS = 3  # the caring stance lasts this many of the speaker's messages after the last risk signal
 HISTORY_LINES = 4  # earlier speaker lines read for risk
 
@@ -376,10 +374,10 @@ class RiskDetector:
                 # a plan?"): one word after "How are you feeling about it all?" ("numb") answers a question about
                 # feelings, and the question's words alone pulled the joined reading over the line
                 answered = self._meaning_says(scores.get("asked"), margin=t.asked_margin, sim=0.0)
-                history_says = any(self._meaning_says(scores.get(k), margin=t.margin, sim=t.answer_sim)
-                                   for k in (("answer", "together") if answered else ("together",)))
-                if history_says and len(earlier) > 2 and WIDER_RULE and not (
-                        answered and self._meaning_says(scores.get("answer"), margin=t.margin, sim=t.answer_sim)):
+                answer_says = answered and self._meaning_says(scores.get("answer"), margin=t.margin, sim=t.answer_sim)
+                together_says = self._meaning_says(scores.get("together"), margin=t.margin, sim=t.answer_sim)
+                history_says = answer_says or together_says
+                if together_says and not answer_says and len(earlier) > 2:
                     # the last lines read together say risk, but read with the line before them they do not: the
                     # line that explained them slid out of the reading ("driving test tomorrow" / "third attempt" /
                     # "any last tips" / "passed."). A check-in, not the crisis response.
@@ -409,8 +407,8 @@ class RiskDetector:
         # A wish to vanish or die at a passing moment, read as risk by the patterns or by meaning alone
         # (``passing_moment``): the figure of speech more often than not, so the avatar meets the moment and asks
         # directly (a check-in) rather than answering with the crisis response.
-        joking = joking or (bool(sources) and set(sources) <= {"patterns", "meaning"} and not context and MOMENT_RULE
-                            and passing_moment(current, found.matched if found is not None else ""))
+        passing = bool(sources) and set(sources) <= {"patterns", "meaning"} and not context \
+            and passing_moment(current, found.matched if found is not None else "")
         # Meaning alone read risk in the message, but read with the speaker's lines before it (none of which
         # signalled risk) it is not near risk: the conversation may explain it ("back in bed with a fever" /
         # "I'm so tired of being tired"), or not. The avatar asks (a check-in) rather than answering with
@@ -424,13 +422,14 @@ class RiskDetector:
             told_everyday = not explained and own_lines is not None and _nearer_everyday(own_lines, t.explained_everyday)
             explained = explained or told_everyday
         explained = explained or widened and sources == ["history"]
-        if sources and not (joking or explained):
+        if sources and not (joking or passing or explained):
             category = found.category if found is not None else (own.category if own is not None else "unspecified")
             evidence = found.matched if found is not None else (own.nearest if own is not None else "")
             level = "crisis"
-        elif joking:
-            category, evidence, level = (found.category, found.matched, "check") if found is not None else (
-                own.category, own.nearest, "check")
+        elif joking or passing and found is not None:
+            category, evidence, level = found.category, found.matched, "check"
+        elif passing:
+            category, evidence, level = own.category, own.nearest, "check"
         elif explained:
             category, evidence, level = own.category, own.nearest, "check"
         # A question about the avatar says nothing of the writer: meaning alone asks about safety only as
