@@ -38,7 +38,7 @@ from e3rg_core.understanding import engine
 from e3rg_core.understanding.engine import Understander
 from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
 
-SETS = {name: ROOT / "bench" / "data" / f"replies_{name}.jsonl" for name in ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "heldout", "heldout2")}
+SETS = {name: ROOT / "bench" / "data" / f"replies_{name}.jsonl" for name in ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "heldout", "heldout2")}
 
 
 def load(path: Path, limit: int | None, only: str | None = None) -> list[dict]:
