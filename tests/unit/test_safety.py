@@ -460,6 +460,21 @@ def test_plain_words_in_a_joking_tone_get_a_check_in_not_the_crisis_response():
     assert detector.assess("i want to die lol. not joking").level == "crisis"  # it says it is meant
 
 
+def test_an_outburst_at_one_more_trifle_gets_a_check_in_and_a_comparison_is_no_pattern_match():
+    from e3rg_core.understanding.safety.detector import RiskDetector
+
+    detector = RiskDetector(None)  # patterns only
+    assert detector.assess("if I hear that Christmas song one more time in this shop I'm going to end it all").level == "check"
+    assert detector.assess("If I see one more sprout I'm going to kill myself").level == "check"
+    for said in ("If I have to live one more day like this I'm going to end it all",  # a day of this life
+                 "if I get one more rejection I'm going to end it all tonight",  # says when
+                 "if I hear one more word from them I'll kill myself, nobody would care"):  # more than the moment
+        assert detector.assess(said).level == "crisis", said
+    # what the writer would rather not do, said by comparison: the patterns read no plan in it
+    assert patterns.match(canonical("I'd honestly rather jump off a cliff than stand up in front of 200 people")) is None
+    assert patterns.match(canonical("I'd rather jump off a cliff. I can't do this")) is not None
+
+
 def test_a_wish_to_vanish_at_a_passing_moment_gets_a_check_in_not_the_crisis_response():
     from e3rg_core.understanding.safety.detector import RiskDetector, passing_moment
 

@@ -114,6 +114,23 @@ def passing_moment(text: str, found: str = "") -> bool:
             and _EARNEST.search(text) is None and (not found or _SOFT_WISH.search(found) is not None))
 
 
+# An outburst at a trifle said as a condition, read as risk by the patterns ("if I hear that song one more time in
+# this shop I'm going to end it all"): the figure of speech more often than not, so the avatar asks directly (a
+# check-in) rather than answering with the crisis response. Not "one more day" or night of this, not where the
+# message says more than the moment (``_LASTING``, the act itself aside), says when ("tonight", "soon") or says it
+# is meant (``_EARNEST``).
+_ONE_MORE = re.compile(r"\bif (?:i|we) (?:\S+ ){0,6}one more (?!(?:day|night|week|month|year|minute|hour|morning|"
+                       r"second|breath)s?\b)\w+")
+_ACT = re.compile(r"\b(?:kill(?:ing)? myself|end (?:it|it all|things))\b")
+_SOON = re.compile(r"\b(?:tonight|today|tomorrow|soon|this (?:week|weekend)|on purpose)\b")
+
+
+def outburst(text: str) -> bool:
+    """``text`` (canonical) is an outburst at a trifle said as a condition on "one more" of it (``_ONE_MORE``)."""
+    return (_ONE_MORE.search(text) is not None and _LASTING.search(_ACT.sub(" ", text)) is None
+            and not _EARNEST.search(text) and not _SOON.search(text))
+
+
 # ... unless the milestone is broken: "three years clean and I cut again tonight"
 _RELAPSE = re.compile(r"\b(?:again|relaps\w*|gone|ruined|broke|lost it|back to)\b")
 
@@ -408,7 +425,8 @@ class RiskDetector:
         # (``passing_moment``): the figure of speech more often than not, so the avatar meets the moment and asks
         # directly (a check-in) rather than answering with the crisis response.
         passing = bool(sources) and set(sources) <= {"patterns", "meaning"} and not context \
-            and passing_moment(current, found.matched if found is not None else "")
+            and (passing_moment(current, found.matched if found is not None else "")
+                 or found is not None and outburst(current))
         # Meaning alone read risk in the message, but read with the speaker's lines before it (none of which
         # signalled risk) it is not near risk: the conversation may explain it ("back in bed with a fever" /
         # "I'm so tired of being tired"), or not. The avatar asks (a check-in) rather than answering with

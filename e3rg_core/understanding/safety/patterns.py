@@ -94,6 +94,10 @@ PLAY = re.compile(
 _FEARED = re.compile(r"\b(?:thought|felt like|was sure|was convinced|were sure|were convinced)\s+(?:i|we)\s+(?:was|were)\s+"
                      r"(?:\w+\s+)?going to die\b|\bgoing to die (?:laughing|of (?:laughter|laughing|embarrassment|shame))\b")
 _CLAUSE = re.compile(r"[.!?;\n]+|,\s*(?:but|and then|so)\b")
+# A preference said by comparison ("I'd rather jump off a cliff than give the best man's speech"): the words name
+# what the writer would rather not do, not what they mean to do; the meaning layer reads the message instead.
+_RATHER = re.compile(r"\brather\b")
+_THAN = re.compile(r"\bthan\b")
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,8 @@ def match(text: str) -> PatternMatch | None:
             continue
         if found.group(0).startswith("killed ") and (PLAY.search(clause) or _ACCIDENT.search(clause)):
             continue  # "killed myself" said of the past is a game or an accident: nobody reports their own death
+        if _RATHER.search(clause, 0, found.start()) and _THAN.search(clause, found.end()):
+            continue  # a comparison: "I'd rather walk into the sea than mark another essay"
         if found.group(0).startswith("going") and _FEARED.search(clause):
             continue  # fear of dying told after it passed, or a laugh: "the turbulence was so bad I thought I was going to die"
         if category == "plan_means" and found.group(0).startswith(("count", "collect")) \
