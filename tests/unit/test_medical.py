@@ -88,6 +88,11 @@ def test_every_kind_has_its_answer_and_an_unknown_one_is_refused():
     ("the doctor said to call if the chest pain came back and it has, it's crushing", True),
     ("chest pain again tonight, the gp said it was probably anxiety last time but this feels different", True),
     ("Is it normal for my chest to hurt when I run?", True),  # asked about: see a doctor
+    # explained in a later sentence, not back in it ("still a bit shaken" is the person, not the pain)
+    ("Had chest pains on the train and went to A&E. The ECG came back normal; the doctor thinks I pulled a muscle. "
+     "Still a bit shaken.", False),
+    ("Had chest pains on the train and went to A&E. Everything came back normal. But it's back tonight", True),
+    ("Had chest pains on the train and went to A&E. They said it was nothing. It still hurts when I breathe in", True),
 ])
 def test_a_sign_told_as_explained_or_over_is_no_emergency_unless_it_is_back(text, urgent_now):
     assert (urgent(canonical(text)) is not None) == urgent_now

@@ -16,7 +16,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from e3rg_core.understanding.safety.text import clause_matches
+from e3rg_core.understanding.safety.text import matches_in, split_clauses
 
 _SENTENCE = re.compile(r"[.!?;\n]+")
 _NOW_PAST = re.compile(r"\b(?:last (?:year|month|week)|years? ago|months? ago|when i was|used to|back in|in the past|"
@@ -30,7 +30,7 @@ _RESOLVED = re.compile(r"\b(?:(?:was|were|came back|come back|looked|looks|are) 
                        r"pulled muscle|(?:went|gone|has gone|had gone) away|(?:eased|settled|calmed) (?:off|down)|"
                        r"(?:ruled|cleared) (?:it )?out)\b")
 # ... unless it is back or still there ("the gp said it was anxiety last time but this feels different").
-_BACK = re.compile(r"\b(?:again|came back|come back|back now|is back|it'?s back|still|worse|right now|now|tonight|"
+_BACK = re.compile(r"\b(?:again|(?:came|come) back(?! (?:completely |totally |all |perfectly )?(?:normal|clear|fine|negative|ok))|back now|is back|it'?s back|still|worse|right now|now|tonight|"
                    r"different|keeps?|won'?t (?:stop|go)|this time|but)\b")
 # Not an emergency in the same words: a blocked nose, a sore gym chest, a film, a game, someone's story.
 _NOT = re.compile(r"\b(?:through my nose|blocked nose|stuffy|hay ?fever|bench press|chest day|workout|gym|sore|"
@@ -78,13 +78,26 @@ class UrgentMatch:
     matched: str
 
 
+# ... said after it, the sign is still there or back ("but it's back tonight"); not "still a bit shaken".
+_STILL_THERE = re.compile(r"\b(?:again|(?:is|it'?s|they'?re|are) back|back now|still (?:hurts?|hurting|there|have|has|got|"
+                          r"getting|feel (?:it|the)|tight|heavy|pain\w*)|(?:getting|feels?|is) worse|won'?t (?:stop|go|ease))\b")
+
+
+def _resolved(clause: str) -> bool:
+    return _RESOLVED.search(clause) is not None and _BACK.search(clause) is None
+
+
 def urgent(text: str) -> UrgentMatch | None:
     """The first sign in ``text`` (already ``canonical``) of a medical emergency or a panic attack happening
-    now, or ``None``."""
+    now, or ``None``. A sign told as explained or over in its own clause or in every clause after it that says
+    anything of it ("Had chest pains on the train and went to A&E. Everything came back normal.") is no emergency."""
     if _LIGHT.search(text):
         return None
-    for clause, kind, found in clause_matches(text, _SENTENCE, _PATTERNS):
-        if _NOW_PAST.search(clause) or _NOT.search(clause) or (_RESOLVED.search(clause) and not _BACK.search(clause)):
+    clauses = split_clauses(text, _SENTENCE)
+    for at, kind, found in matches_in(clauses, _PATTERNS):
+        clause, later = clauses[at], clauses[at + 1:]
+        if _NOW_PAST.search(clause) or _NOT.search(clause) or _resolved(clause) or (
+                any(_resolved(c) for c in later) and not any(_STILL_THERE.search(c) for c in later)):
             continue
         if kind == "breath" and not _BODY.search(clause):
             continue  # "so much work I can't breathe" is a figure of speech
