@@ -140,6 +140,11 @@ _SARCASTIC_END = re.compile(r"(?:^|[.,]\s+|\s)(?:great|brilliant|perfect|wonderf
 _SARCASTIC_START = re.compile(r"^(?:oh )?(?:great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|cool|awesome|"
                               r"amazing|marvellous|excellent|terrific|splendid|superb)\s*[,.]+\s+(?=\S)")
 _AGAIN = re.compile(r"\b(?:again|another)\b")
+# ... and flat praise heaped at the end, two or more good words each a sentence of its own with a full stop
+# ("£250 release fee plus a £70 ticket. Lovely. Fantastic. Great day."): joy is not said so flatly.
+_SARCASTIC_RUN = re.compile(r"(?:(?:^|\.\s+)(?:great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|marvellous|"
+                            r"excellent|terrific|splendid|superb|amazing)(?: (?:day|stuff|times|start|news|week))?){2,}"
+                            r"\.\s*$")
 # Families that fit what sarcasm tells; any other (a glad, a worried or no opening) becomes "fed_up".
 _BORNE_SARCASTICALLY = frozenset({"unfair", "letdown", "hard", "sting", "guilt", "loss", "lonely", "fed_up"})
 
@@ -147,7 +152,7 @@ _BORNE_SARCASTICALLY = frozenset({"unfair", "letdown", "hard", "sting", "guilt",
 def sarcastic(user_text: str) -> bool:
     """The message says in sarcasm that something went badly (``_SARCASM``): "oh brilliant, train cancelled AGAIN"."""
     text = canonical(user_text)
-    if _SARCASM.search(text):
+    if _SARCASM.search(text) or _SARCASTIC_RUN.search(text):
         return True
     start = _SARCASTIC_START.match(text)
     if start is not None:
@@ -461,7 +466,8 @@ _KINDNESS = (r"paid for (?:my|our|me|us|the lot|everything|it all)|cover(?:ed|in
              r"(?:held|holding) (?:my|our) hand|waited (?:with|for) (?:me|us)|stayed (?:with|up with) (?:me|us)|"
              r"(?:fixed|mended|cleaned|tidied) (?:my|our)|(?:let|lets) (?:me|us) (?:borrow|stay|keep|use)|"
              r"(?:lent|loaned) (?:me|us)|helped (?:me|us)|(?:saved|kept) (?:me|us) a|turned up with|came round with|"
-             r"dropped off (?:a|some|food|soup|dinner)|handed (?:it|them|my \w+) in|"
+             r"dropped off (?:a|some|food|soup|dinner)|handed (?:it|them|my (?!notice|resignation|two weeks|dissertation|essay|"
+             r"coursework|homework|thesis|keys|badge|laptop)\w+) in|"
              r"(?:handed|gave|brought|passed|posted) (?:it|them|my \w+|everything) (?:back|through|to me)|"
              r"ran (?:after|alongside) (?:me|us|the (?:bus|train|car))")
 _KIND = re.compile(r"\b(?:" + _KINDNESS + r")\b")
@@ -552,7 +558,9 @@ _BAD_WORDS = re.compile(
     r"on (?:my|our) own|by myself|(?:i|i'm|we|we're)\b[^.!?]{0,25}\balone|"
     # how the person is themselves ("She's excited but I'm a wreck")
     r"a (?:nervous )?wreck|a mess|falling apart|heartbroken|miserable|depressed|anxious|terrified|overwhelmed|"
-    r"drained|burn[te]d? out|freaking out|bummed|hopeless|battered|knackered|aching|emergency)\b")
+    r"drained|burn[te]d? out|freaking out|bummed|hopeless|battered|knackered|aching|emergency|mortif\w*|"
+    # shame at a moment in its everyday figure ("i wanted the floor to open up and swallow me")
+    r"(?:ground|floor|earth) to (?:open up|swallow)|swallow me(?: whole| up)?)\b")
 # Joy shared in the writing itself: an exclamation mark, a smiling or celebrating emoji.
 _SHARED_JOY = re.compile("!|[\U0001F600-\U0001F60D\U0001F970\U0001F973\U0001F389\U0001F38A\u2764\U0001F495-\U0001F49F\U0001F64C]")
 _QUOTED = re.compile(r"(?:^|(?<=\s))['\"][^'\"]{1,80}['\"]")

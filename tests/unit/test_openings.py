@@ -246,6 +246,7 @@ def test_a_kindness_done_to_the_person_is_met_as_kindness_whatever_the_vote_read
 
 @pytest.mark.parametrize("text", [
     "My boss made me redo the whole report.",  # made to do something: no kindness
+    "i handed my notice in yesterday.",  # handed in by the person, not to them
     "She's the one who helped me through my divorce and now she's moving to Australia.",  # bad news named
 ])
 def test_no_kindness_is_read_where_none_was_done_or_bad_news_is_named(text):
@@ -315,6 +316,7 @@ def test_hope_is_met_gladly_not_as_excitement():
     "missed the bus and got soaked. great.",
     "then my manager gave him his drink for free. cool cool cool",
     "my brother is staying well out of it as usual. he's in Canada, so convenient for him",
+    "£250 release fee plus a £70 ticket. Lovely. Fantastic. Great day.",  # flat praise heaped at the end
 ])
 def test_good_words_said_in_sarcasm_get_no_glad_or_worried_opening(text):
     assert openings.sarcastic(text)
@@ -328,6 +330,7 @@ def test_good_words_said_in_sarcasm_get_no_glad_or_worried_opening(text):
 @pytest.mark.parametrize("text", [
     "I got the job. thanks everyone!", "That was brilliant!", "My sister came over. Thank you Jess",
     "Passed my test. Wow!", "Went for a walk by the sea. lovely", "The party was great.",
+    "Passed! Lovely. Fantastic!", "The sea was lovely. Brilliant day!",
 ])
 def test_good_words_meant_are_not_read_as_sarcasm(text):
     assert not openings.sarcastic(text)
@@ -744,3 +747,11 @@ def test_tears_the_vote_reads_as_embarrassment_get_no_stung_opening_unless_somet
                "embarrassed", "sad") is None
     assert fam("I tripped on stage in front of the whole school", "embarrassed", "sad") == "sting"  # no tears
     assert fam("cried in front of everyone after the awful review", "embarrassed", "sad") == "sting"  # "awful"
+
+
+@pytest.mark.parametrize("text", [
+    "she just laughed and said it was fine but i wanted the floor to open up and swallow me",
+    "bit mortified I was in my sweaty gym stuff for every single photo",
+])
+def test_shame_in_its_everyday_figures_is_read_as_going_badly(text):
+    assert openings.tone(text) == "bad"
