@@ -498,7 +498,14 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     other boy got nothing.")."""
     user_text = spelled_out(unshouted(user_text))
     third, short, brief, bare = [], [], [], []
+    others = False  # the last whole sentence with a subject had someone or something else as it
     for first, whole in _candidates(user_text, max_words):
+        if whole and lacks_subject(first) and not has_first_person(first) and others:
+            continue  # "It was IN THE BREAD. Baked into the loaf.": the ring was baked in, not "You baked..."
+        if whole and not lacks_subject(first):
+            others = not has_first_person(first.split(",")[0]) and (
+                _OTHER_SUBJECT.match(first) is not None or _NAME_SUBJECT.match(first) is not None
+                and not first.split()[0].lower().endswith("ly"))
         told = reported_quote(first)  # "My mum told me 'I never wanted...'" -> "... told me she never wanted..."
         first = told or first
         if _BARE_KIN.match(first):
@@ -556,6 +563,11 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
             return sentence
     return ""
+
+
+# Someone or something else as a sentence's subject; a sentence after it with none of its own goes on about them.
+_OTHER_SUBJECT = re.compile(r"(?:he|she|they|it|it's|he's|she's|they're|the|his|her|their|this|that|these|those)\b",
+                            re.IGNORECASE)
 
 
 # A word that leans on a sentence before it ("I keep saying it out loud to the cat."): such a sentence does not

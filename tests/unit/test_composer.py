@@ -65,6 +65,22 @@ def test_a_sentence_that_does_not_turn_safely_is_left(message):
     assert composer.flipped(message) == ""
 
 
+@pytest.mark.parametrize("message, not_said", [
+    ("FOUND IT. It was IN THE BREAD. Baked into the loaf.", "You baked"),  # the ring was baked in
+    ("laptop died. the whole thing. won't turn on", "You won't"),
+    ("He just rang. Said thanks for being honest.", "You said thanks"),  # he said it
+])
+def test_a_sentence_without_a_subject_after_one_about_someone_else_is_not_said_as_the_persons(message, not_said):
+    assert not composer.flipped(message).startswith(not_said)
+
+
+def test_a_sentence_without_a_subject_after_the_persons_own_is_theirs():
+    assert composer.flipped("Went to the big Tesco. Bought a whole trolley of snacks.") == \
+        "You went to the big Tesco."
+    assert composer.flipped("Absolutely gobsmacked. Paid off the last of the student loan today.") == \
+        "You paid off the last of the student loan today."
+
+
 @pytest.mark.parametrize("message, said_back", [
     ("She just texted me 'please come home'.", "She just texted you 'please come home'."),
     ("i called my teacher 'mum' in class today. out loud", "You called your teacher 'mum' in class today."),
