@@ -48,7 +48,9 @@ _CHAT_WORD = re.compile(r"(?<![\w'])(" + "|".join(re.escape(w) for w in sorted(_
 # "its" that is "it's": before what follows "it is" or "it has", not before a noun it owns ("its tail").
 _ITS = re.compile(r"\bits(?= (?:a|an|the|so|just|really|not|probably|prolly|been|going|gonna|getting|fine|ok|okay|"
                   r"over|all|only|too|still|always|never|like|about|my|your|his|her|our|their|time|late|done|"
-                  r"gone|true|weird|hard|[a-z]+ing)\b)", re.IGNORECASE)
+                  r"gone|true|weird|hard|[a-z]+ing)\b)"
+                  # ... and before a number where it begins a sentence ("its 2:40am and theres a noise in the loft")
+                  r"|(?:^|(?<=[.!?,] ))its(?= \d)", re.IGNORECASE)
 
 
 # Contractions typed without their apostrophe, so that they turn ("dont know" -> "don't know").

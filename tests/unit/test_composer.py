@@ -440,12 +440,15 @@ def test_a_message_in_capitals_is_said_back_in_sentence_case_not_shouted():
     ("vet says its prolly a tooth thing but they wanna do bloodwork",
      "The vet tells you it's probably a tooth thing but they want to do bloodwork."),
     ("ill call her tmrw", "You'll call her tomorrow."),
+    ("its 2:40am and theres a scraping noise coming from the loft",
+     "You said it's 2:40am and there's a scraping noise coming from the loft."),
 ])
 def test_chat_spellings_are_said_back_in_full(message, said_back):
     assert composer.flipped(message) == said_back
 
 
-@pytest.mark.parametrize("text", ["I feel ill", "ill again today", "its tail was wagging", "Team A v Team B"])
+@pytest.mark.parametrize("text", ["I feel ill", "ill again today", "its tail was wagging", "Team A v Team B",
+                                  "the dog wagged its 2 ears"])
 def test_words_that_only_look_like_chat_spellings_are_kept(text):
     assert composer.spelled_out(text) == text
 
