@@ -558,7 +558,9 @@ _BAD_WORDS = re.compile(
     r"on (?:my|our) own|by myself|(?:i|i'm|we|we're)\b[^.!?]{0,25}\balone|"
     # how the person is themselves ("She's excited but I'm a wreck")
     r"a (?:nervous )?wreck|a mess|falling apart|heartbroken|miserable|depressed|anxious|terrified|overwhelmed|"
-    r"drained|burn[te]d? out|freaking out|bummed|hopeless|battered|knackered|aching|emergency|mortif\w*|"
+    r"drained|burn[te]d? out|freaking out|bummed|hopeless|battered|knackered|aching|emergency|"
+    # mortified themselves, not someone else who is ("she messaged me saying she's mortified and trying to sort it")
+    r"(?<!she's )(?<!he's )(?<!she is )(?<!he is )(?<!they're )(?<!they are )(?<!she was )(?<!he was )mortif\w*|"
     # shame at a moment in its everyday figure ("i wanted the floor to open up and swallow me")
     r"(?:ground|floor|earth) to (?:open up|swallow)|swallow me(?: whole| up)?)\b")
 # Joy shared in the writing itself: an exclamation mark, a smiling or celebrating emoji.

@@ -755,3 +755,7 @@ def test_tears_the_vote_reads_as_embarrassment_get_no_stung_opening_unless_somet
 ])
 def test_shame_in_its_everyday_figures_is_read_as_going_badly(text):
     assert openings.tone(text) == "bad"
+
+
+def test_someone_elses_mortification_is_not_the_persons_setback():
+    assert openings.tone("She messaged me last night saying she's mortified and trying to sort it. So kind") != "bad"
