@@ -645,7 +645,7 @@ def echoed(user_text: str) -> str:
         pieces.extend(owned_kin(second_person(part)) for part in parts)
     if not pieces or not 2 <= sum(len(p.split()) for p in pieces) <= MAX_ECHO_WORDS:
         return ""
-    plain = all(re.fullmatch(r"[\w' ,%$£€&-]+", p) for p in pieces)
+    plain = all(re.fullmatch(r"(?:[\w' ,%$£€&-]|(?<=\d):(?=\d))+", p) for p in pieces)  # "10:30" a time
     if not plain or len(faults.specific_words(" ".join(pieces))) < 2:
         return ""
     said = pieces[0][0].upper() + pieces[0][1:]

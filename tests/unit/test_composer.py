@@ -351,6 +351,7 @@ def test_a_question_typed_as_it_is_said_is_heard():
     # a count of something with no verb may be longer than a short piece
     ("Three days of the same migraine now.", "Three days of the same migraine now."),
     ("Last day at the post office today. 41 years.", "Last day at the post office today. 41 years."),
+    ("driving test 8:40 tomorrow. third attempt", "Driving test 8:40 tomorrow, third attempt."),  # a time
 ])
 def test_a_message_of_short_pieces_is_echoed_as_it_came(message, said_back):
     assert composer.echoed(message) == said_back
