@@ -468,7 +468,9 @@ def test_an_outburst_at_one_more_trifle_gets_a_check_in_and_a_comparison_is_no_p
     assert detector.assess("If I see one more sprout I'm going to kill myself").level == "check"
     for said in ("If I have to live one more day like this I'm going to end it all",  # a day of this life
                  "if I get one more rejection I'm going to end it all tonight",  # says when
-                 "if I hear one more word from them I'll kill myself, nobody would care"):  # more than the moment
+                 "if I hear one more word from them I'll kill myself, nobody would care",  # more than the moment
+                 "If I have to sit through one more round of chemo I'm going to end it all",  # no trifle
+                 "if he says one more hurtful thing to me I'll end it all"):
         assert detector.assess(said).level == "crisis", said
     # what the writer would rather not do, said by comparison: the patterns read no plan in it
     assert patterns.match(canonical("I'd honestly rather jump off a cliff than stand up in front of 200 people")) is None

@@ -121,14 +121,21 @@ def passing_moment(text: str, found: str = "") -> bool:
 # is meant (``_EARNEST``).
 _ONE_MORE = re.compile(r"\bif (?:i|we) (?:\S+ ){0,6}one more (?!(?:day|night|week|month|year|minute|hour|morning|"
                        r"second|breath)s?\b)\w+")
+# ... not where what there is "one more" of is a hurt, an illness or its treatment ("one more round of chemo",
+# "one more beating", "one more panic attack"): that is no trifle
+_NO_TRIFLE = re.compile(r"\b(?:chemo\w*|treatments?|dialysis|surgery|operations?|hospital|scans?|therapy|injections?|"
+                        r"diagnos\w*|pain|hurt\w*|beat\w*|hit|hits|bull\w*|abus\w*|attacks?|flashbacks?|nightmares?|"
+                        r"funerals?|loss|miscarriage|rejections?|breakup|break-up|fights?|rows?|arguments?|insults?|"
+                        r"failures?|fail\w*|mistakes?|relapses?|drinks?|pills?)\b")
 _ACT = re.compile(r"\b(?:kill(?:ing)? myself|end (?:it|it all|things))\b")
 _SOON = re.compile(r"\b(?:tonight|today|tomorrow|soon|this (?:week|weekend)|on purpose)\b")
 
 
 def outburst(text: str) -> bool:
-    """``text`` (canonical) is an outburst at a trifle said as a condition on "one more" of it (``_ONE_MORE``)."""
+    """``text`` (canonical) is an outburst at a trifle said as a condition on "one more" of it (``_ONE_MORE``),
+    with no hurt, illness or treatment named (``_NO_TRIFLE``)."""
     return (_ONE_MORE.search(text) is not None and _LASTING.search(_ACT.sub(" ", text)) is None
-            and not _EARNEST.search(text) and not _SOON.search(text))
+            and not _EARNEST.search(text) and not _SOON.search(text) and not _NO_TRIFLE.search(text))
 
 
 # ... unless the milestone is broken: "three years clean and I cut again tonight"
