@@ -502,9 +502,10 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     third, short, brief, bare = [], [], [], []
     others = False  # the last whole sentence with a subject had someone or something else as it
     for first, whole in _candidates(user_text, max_words):
-        if whole and lacks_subject(first) and not has_first_person(first) and others:
+        subjectless = whole and lacks_subject(first)
+        if subjectless and others and not has_first_person(first):
             continue  # "It was IN THE BREAD. Baked into the loaf.": the ring was baked in, not "You baked..."
-        if whole and not lacks_subject(first):
+        if whole and not subjectless:
             others = not has_first_person(first.split(",")[0]) and (
                 _OTHER_SUBJECT.match(first) is not None or _NAME_SUBJECT.match(first) is not None
                 and not first.split()[0].lower().endswith("ly"))

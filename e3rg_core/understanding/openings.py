@@ -137,14 +137,12 @@ _SARCASTIC_END = re.compile(r"(?:^|[.,]\s+|\s)(?:great|brilliant|perfect|wonderf
 # and the dev conversations that open with such a word, 42 are bad news and 2 plain (both without the comma or
 # asking); the rest's sign of something gone wrong is asked for as chat also opens so plainly ("Cool, I'll bring the
 # wine."). On every message of bench/data and the news reader's data it finds 4 more than before, all sarcasm.
-_SARCASTIC_START = re.compile(r"^(?:oh )?(?:great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|cool|awesome|"
-                              r"amazing|marvellous|excellent|terrific|splendid|superb)\s*[,.]+\s+(?=\S)")
+_PRAISE = r"great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|amazing|marvellous|excellent|terrific|splendid|superb"
+_SARCASTIC_START = re.compile(r"^(?:oh )?(?:" + _PRAISE + r"|cool|awesome)\s*[,.]+\s+(?=\S)")
 _AGAIN = re.compile(r"\b(?:again|another)\b")
 # ... and flat praise heaped at the end, two or more good words each a sentence of its own with a full stop
 # ("£250 release fee plus a £70 ticket. Lovely. Fantastic. Great day."): joy is not said so flatly.
-_SARCASTIC_RUN = re.compile(r"(?:(?:^|\.\s+)(?:great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|marvellous|"
-                            r"excellent|terrific|splendid|superb|amazing)(?: (?:day|stuff|times|start|news|week))?){2,}"
-                            r"\.\s*$")
+_SARCASTIC_RUN = re.compile(r"(?:(?:^|\.\s+)(?:" + _PRAISE + r")(?: (?:day|stuff|times|start|news|week))?){2,}\.\s*$")
 # Families that fit what sarcasm tells; any other (a glad, a worried or no opening) becomes "fed_up".
 _BORNE_SARCASTICALLY = frozenset({"unfair", "letdown", "hard", "sting", "guilt", "loss", "lonely", "fed_up"})
 
