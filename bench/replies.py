@@ -2,7 +2,7 @@
 multi-turn conversations written for e3rg, turn after turn with its own replies in the history, and
 each reply is checked by the fault detectors (``e3rg_core.understanding.faults``).
 
-    python bench/replies.py [--set dev|dev2|...|dev10|heldout|heldout2] [--limit N] [--prompt emotion_aware|strategy|e3rg]
+    python bench/replies.py [--set dev|dev2|...|dev11|heldout|heldout2] [--limit N] [--prompt emotion_aware|strategy|e3rg]
                             [--no-screen] [--no-openings] [--free] [--name NAME]
 
 ``bench/data/replies_dev.jsonl`` is for choosing what to change, ``replies_dev2.jsonl`` (15
@@ -11,7 +11,7 @@ carries beyond the set it was chosen on, ``replies_dev3.jsonl`` (33 conversation
 lack: texting and typos, mixed news, questions mid-conversation, quotations with "I" or "you" in them,
 long messages, answers to the avatar's own question) a third, and ``replies_dev4.jsonl`` (36 conversations
 written by someone who had read no code, measured before the changes made with it) a fourth, and ``replies_dev5.jsonl`` (40 conversations, 140 turns,
-written the same way in issue 20's eighteenth pass) a fifth, ``replies_dev6.jsonl`` (40 conversations, 140 turns, the nineteenth pass) a sixth and ``replies_dev7.jsonl`` (the same size, the twentieth pass, measured before any change it led to) a seventh, ``replies_dev8.jsonl`` (40 conversations, 148 turns, the twenty-second pass, written by a helper who read no code and measured before any change) an eighth, ``replies_dev9.jsonl`` (40 conversations, 149 turns, the twenty-sixth pass, written the same way and measured first) a ninth, ``replies_dev10.jsonl`` (40 conversations, 159 turns, the twenty-eighth pass, the same way) a tenth; ``replies_heldout.jsonl`` was written separately and is only
+written the same way in issue 20's eighteenth pass) a fifth, ``replies_dev6.jsonl`` (40 conversations, 140 turns, the nineteenth pass) a sixth and ``replies_dev7.jsonl`` (the same size, the twentieth pass, measured before any change it led to) a seventh, ``replies_dev8.jsonl`` (40 conversations, 148 turns, the twenty-second pass, written by a helper who read no code and measured before any change) an eighth, ``replies_dev9.jsonl`` (40 conversations, 149 turns, the twenty-sixth pass, written the same way and measured first) a ninth, ``replies_dev10.jsonl`` (40 conversations, 159 turns, the twenty-eighth pass, the same way) a tenth, ``replies_dev11.jsonl`` (40 conversations, 175 turns, the twenty-ninth pass, the same way, with more turns where the news turns midway) an eleventh; ``replies_heldout.jsonl`` was written separately and is only
 measured, as is ``replies_heldout2.jsonl`` (36 conversations written by a helper who read no code, first
 measured in issue 20's tenth pass). The report gives the share of replies with any fault, each
 detector's share (and the share among replies the risk detector left alone: no crisis response or
@@ -38,7 +38,7 @@ from e3rg_core.understanding import engine
 from e3rg_core.understanding.engine import Understander
 from e3rg_core.understanding.faults import DETECTORS, ReplyContext, faults
 
-SETS = {name: ROOT / "bench" / "data" / f"replies_{name}.jsonl" for name in ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "heldout", "heldout2")}
+SETS = {name: ROOT / "bench" / "data" / f"replies_{name}.jsonl" for name in ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "heldout", "heldout2")}
 
 
 def load(path: Path, limit: int | None, only: str | None = None) -> list[dict]:
