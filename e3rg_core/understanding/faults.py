@@ -249,11 +249,21 @@ def judged(reply: str, ctx: ReplyContext) -> bool:
     return any(not _DENIED.search(said[max(0, m.start() - 30):m.start()]) for m in JUDGED.finditer(said))
 
 
+# A sentence that points to help: a line to call or text, with its number ("in the UK and Ireland call
+# Samaritans on 116 123", "911 in the US and Canada"). The crisis answers' help lines and the countries they
+# serve are no facts of the person's life.
+_HELP_LINE = re.compile(r"\b(?i:call|text|ring|dial|phone)\b.*\b\d{3}\b|\b\d{3} in (?:the |most of )?[A-Z]")
+# "a doctor's help", "see a doctor": someone to go to, not the person's own doctor named out of nowhere
+_A_DOCTOR = re.compile(r"\ba (?:doctor|gp|nurse)\b", re.IGNORECASE)
+
+
 def invented(reply: str, ctx: ReplyContext) -> bool:
     """A name or a relation (sister, boss...) that nobody in the conversation mentioned, or a life
-    story of the avatar's own ("when I was a child", "my mum")."""
+    story of the avatar's own ("when I was a child", "my mum"). Sentences that point to a help line
+    (``_HELP_LINE``) and "a doctor" are no invention."""
     if OWN_STORY.search(_lower(reply)):
         return True
+    reply = _A_DOCTOR.sub("someone", " ".join(s for s in re.split(r"(?<=[.!?])\s+", reply) if not _HELP_LINE.search(s)))
     said_before = _lower(" ".join((*ctx.earlier_user, ctx.user_text)))
     relations_before = {m.group(1) for m in _RELATION.finditer(said_before)}
     for match in _RELATION.finditer(_lower(reply)):

@@ -173,3 +173,15 @@ def test_an_answer_that_says_the_persons_own_statement_again_speaks_as_them():
     assert faults("It doesn't sound disloyal to me.", ctx) == ()
     echo = ReplyContext("Completed on the house today! Keys in hand!", news="good")
     assert "speaker_voice" not in faults("How exciting! Completed on the house today. Keys in hand.", echo)
+
+
+def test_help_lines_and_a_doctor_are_no_invention_but_a_name_beside_them_is():
+    ctx = ReplyContext("I don't see the point of anything any more.", news="bad")
+    crisis = ("I'm really glad you told me. Are you safe right now? You can talk to a crisis line at any hour: in the US "
+              "call or text 988, in the UK and Ireland call Samaritans on 116 123. Please call your local emergency "
+              "number now: 911 in the US and Canada, 999 in the UK, 112 in most of Europe.")
+    assert not DETECTORS["invented"](crisis, ctx)
+    assert not DETECTORS["invented"]("I'm worried about you: that needs a doctor's help right away.", ctx)
+    assert DETECTORS["invented"](crisis + " Your sister Maria loves you.", ctx)
+    assert DETECTORS["invented"]("Have you told your doctor?", ctx)
+    assert DETECTORS["invented"]("You've been at it 365 days in a row, Sam.", ctx)
