@@ -583,8 +583,11 @@ class Understander:
     def _echo(self, decided: Decided, ctx: faults.ReplyContext) -> str:
         """The message of short pieces said back as it came (``composer.echoed``), or the short piece it
         ends on (``composer.last_piece``), where it may be said (``_sayable``: no restatement check), else ""."""
-        for said_back in (composer.echoed(decided.turn.text), composer.last_piece(decided.turn.text)):
-            if said_back and self._sayable(said_back, decided, ctx):
+        text = decided.turn.text
+        sarcasm = openings.sarcastic(text)
+        for said_back in (composer.echoed(text), composer.last_piece(text)):
+            # not sarcasm's words said straight ("Truly living the dream.", "Gig's in ten days, brilliant.")
+            if said_back and not (sarcasm and openings.sarcasm_words(said_back)) and self._sayable(said_back, decided, ctx):
                 return said_back
         return ""
 
@@ -640,21 +643,31 @@ class Understander:
             return "bad" if openings.names_bad_news(said) else openings.tone(said)
 
         first, want = composer.flipped(text), openings.kind_of(fam)
-        if want is None or not first or kind(first) == want:
+        # sarcasm's good words are not said back straight ("Oh fantastic. The car's failed its MOT. ... Love that
+        # for me." -> not "Love that for you."): another part of it is, or nothing
+        sarcasm = openings.sarcastic(text)
+        straight = not (sarcasm and openings.sarcasm_words(first))
+        if not first or (want is None or kind(first) == want) and straight:
             return first
         # what the message says from each turn in it, then each of its sentences alone ("neighbour's started
         # learning the drums." before "love that for me", said in sarcasm)
         # a later part that names no one ("Posted it through my door with a note." after "A stranger returned my
         # wallet") goes on with someone named before it: alone, it would be said back as the person's deed
         parts = dict.fromkeys(part.strip() for part in (*composer.later_parts(text), *composer.sentences_of(text)))
+        if sarcasm:  # and what follows a short lead-in ("Great news, Southern have cancelled my train again.")
+            parts.update(dict.fromkeys(part.split(",", 1)[1].strip() for part in list(parts)
+                                       if "," in part and len(part.split(",", 1)[0].split()) <= 3))
         others = [turned for part in parts  # the last part is often the last sentence too: turned once
-                  if not person.lacks_subject(part) and (turned := composer.flipped(part)) and turned != first]
+                  if not person.lacks_subject(part) and (turned := composer.flipped(part)) and turned != first
+                  and not (sarcasm and openings.sarcasm_words(turned))]
+        if sarcasm and want is None:
+            return next(iter(others), "")  # no opening to fit: the first part that is not sarcasm's words
         fitting = next((turned for turned in others if kind(turned) == want), None)
         if fitting or kind(first) is None:
-            return fitting or first
+            return fitting or (first if straight else "")
         plain = next((turned for turned in others if kind(turned) is None), None)
         # the first part is of the other kind; said anyway unless it is sarcasm's good words
-        return plain or ("" if openings.sarcastic(text) else first)
+        return plain or ("" if sarcasm else first)
 
     def _written_sentences(self, decided: Decided, *, opening: str = "", partial: bool = False,
                            first_clause_words: int = 0, seed_offset: int = 0) -> Iterator[str]:

@@ -147,6 +147,17 @@ _SARCASTIC_RUN = re.compile(r"(?:(?:^|\.\s+)(?:" + _PRAISE + r")(?: (?:day|stuff
 _BORNE_SARCASTICALLY = frozenset({"unfair", "letdown", "hard", "sting", "guilt", "loss", "lonely", "fed_up"})
 
 
+# The words sarcasm says its bad news in ("love that for me", "just what I needed", "wonderful"): a part of a
+# sarcastic message with one of them is not said back straight.
+_SARCASM_WORDS = re.compile(r"\b(?:" + _PRAISE + r"|love that|just what|exactly what|lucky|living the dream|fun|"
+                            r"convenient|thanks for nothing)\b")
+
+
+def sarcasm_words(said: str) -> bool:
+    """``said`` has words sarcasm tells bad news in (``_SARCASM_WORDS``)."""
+    return _SARCASM_WORDS.search(canonical(said)) is not None
+
+
 def sarcastic(user_text: str) -> bool:
     """The message says in sarcasm that something went badly (``_SARCASM``): "oh brilliant, train cancelled AGAIN"."""
     text = canonical(user_text)

@@ -694,6 +694,12 @@ def test_the_part_said_back_is_the_news_the_opening_meets():
     intro = "Good evening. My name is Harold. My wife Joan passed away last spring and the evenings are rather long."
     assert Understander._turned(intro, "lonely").startswith("Your wife Joan passed away")
     assert Understander._turned("Love that for me.", "fed_up") == ""  # sarcasm's good words are not said back
+    # ... with no opening either: the part that tells what went wrong is, or nothing
+    mot = "Oh fantastic. The car's failed its MOT. Brake discs and two tyres. Love that for me."
+    assert Understander._turned(mot, None) == "You said the car's failed its MOT."
+    assert Understander._turned("great, love that for me", None) == ""
+    assert Understander._turned("Great news, Southern have cancelled my train again. Living the dream.", None) == (
+        "Southern have cancelled your train again.")
     # a first part the tone words misread is still said back where nothing fits better
     wallet = "A stranger returned my wallet today. Posted it through my door with a note."
     assert "posted" not in Understander._turned(wallet, "warm").lower()  # the stranger did, not the person

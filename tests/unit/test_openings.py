@@ -669,6 +669,14 @@ def test_a_good_word_alone_before_something_gone_wrong_is_sarcasm(text, sarcasm)
     assert openings.sarcastic(text) is sarcasm
 
 
+@pytest.mark.parametrize("said, words", [
+    ("Love that for you.", True), ("Truly living the dream.", True), ("Gig's in ten days, brilliant.", True),
+    ("So convenient for him.", True), ("You said the car's failed its MOT.", False), ("Third time this week.", False),
+])
+def test_the_words_sarcasm_tells_bad_news_in_are_known(said, words):
+    assert openings.sarcasm_words(said) is words
+
+
 @pytest.mark.parametrize("text, bad", [
     ("got through the whole presentation without my voice shaking", False),
     ("it was only a sprained wrist, not broken after all", False),
