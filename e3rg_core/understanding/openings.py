@@ -504,7 +504,7 @@ _MILESTONES = (
     r"approved)|made the (?:team|squad|cut|shortlist|final)|distinction|got a first|"
     r"nailed (?:it|the|my)|smashed (?:it|my pb|my personal best|the (?:exam|test|interview|presentation))|"
     r"personal best|(?:new|a) pb|finished (?:my|the|his|her) (?:first )?(?:marathon|half marathon|race|10k|5k|thesis|"
-    r"dissertation|degree|phd)|proposed to (?:me|her|him)|(?:he|she) proposed(?=\s*(?:[.!,]|$))|she said yes|he said yes|"
+    r"dissertation|degree|phd)|proposed to (?:me|her|him)|(?:he|she) proposed(?=\s*(?:[^\w\s]|$))|she said yes|he said yes|"
     r"first time in (?:like |about |over |almost |nearly |well over |a good )?"
     r"(?:(?:\d+|a|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|a few|many|several|so many) )?"
     r"(?:days|weeks|months|years|ages|forever|decades?|a (?:while|week|month|year|long time|long while))"
@@ -769,7 +769,8 @@ def turned_for_the_better(user_text: str, news: Mapping[str, float] | None = Non
 # Thanks to the avatar for the talk itself, not for something someone else did.
 _THANKS = re.compile(
     r"\b(?:" + THANKS_WORDS + r")\b[^.!?]{0,20}?\b(?:for (?:listening|being here|being there|the chat|"
-    r"talking|this|your help|the help|hearing me out|your time|that|the advice|understanding|letting me vent|"
+    r"talking|this|your help|the help|hearing me out|your time|that|the advice|understanding|"
+    r"letting me (?:vent|ramble|rant|moan|go on)|putting up with me|"
     r"keeping me company|the company)|so much)"
     # "thank you. he'd have liked you": thanks that open a message and end their sentence
     r"|^(?:" + THANKS_WORDS + r")(?: (?:so much|again|x+))?\s*(?:[.!]|$)"

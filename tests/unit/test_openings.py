@@ -184,6 +184,7 @@ def test_thanks_for_the_talk_is_met_with_gladness_not_a_celebration():
     ("Thank you, she said, and walked off.", False),  # someone else's thanks
     ("cheers for yesterday, talking things through really helped", True),
     ("ok. kettle's on. thanks for keeping me company", True),
+    ("Thanks for letting me ramble.", True),  # not said back as "Thanks for letting you ramble."
 ])
 def test_thanks_that_open_a_message_are_to_the_avatar(text, thanks):
     assert openings.thanks_listener(text) is thanks
@@ -627,6 +628,8 @@ def test_a_confident_vote_praises_nothing_the_message_does_not_tell(message):
     ("we got the keys to our first home today", True),
     ("got a distinction in my grade 5 piano", True),
     ("he proposed. I SAID YES", True),
+    ("HE PROPOSED 💍😭", True),
+    ("he proposed a toast to the bride", False),
     ("it was to give me a raise", True),
     ("the scholarship went to someone else", False),
     ("he's fourteen. we got him the summer my daughter was born", False),
