@@ -567,6 +567,12 @@ def test_a_question_typed_with_a_full_stop_is_not_said_back_as_a_statement():
     assert composer.asks_listener("what do I wear. is a blazer too much")
     assert composer.asks_listener("is a blazer too much")
     assert not composer.asks_listener("the blazer is too much.")
+    # ... after a lead-in ("real question", "like") or at the end of what it weighs up
+    assert composer.asks_listener("ok real question do u think a tiny wedding is rude to family")
+    assert composer.asks_listener("like what do i even do if i stall on the roundabout")
+    assert composer.asks_listener("they want me to say a few words, what do i even say")
+    assert not composer.asks_listener("like i said, it was fine")
+    assert not composer.asks_listener("no idea, what do i know lol. anyway it's done")
 
 
 @pytest.mark.parametrize("message, expected", [
