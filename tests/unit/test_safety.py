@@ -572,6 +572,18 @@ def test_a_death_only_misread_by_someone_is_no_bad_news(text, death_told):
     assert names_bad_news(text) is death_told
 
 
+@pytest.mark.parametrize("text, bad", [
+    ("Today they announced the whole Leeds depot is closing in March.", True),
+    ("Plant's closing in March. 31 years I've been there.", True),
+    ("the shop is closing early today", False),
+    ("the office is closing at 5 for the party", False),
+])
+def test_a_workplace_closing_for_good_is_bad_news(text, bad):
+    from e3rg_core.understanding.safety.guard import names_bad_news
+
+    assert names_bad_news(text) is bad
+
+
 @pytest.mark.parametrize("text, death_told", [
     ("my dad passed last year", True),
     ("Her dad passed when she was twelve, so Mother's Day is hard.", True),

@@ -96,6 +96,11 @@ _BAD_NEWS = re.compile(
     r"left me(?! (?:her|his|their|a|an|some|everything|all|money|the|\d)\b)|evict\w*|"
     r"bankrupt|robbed|mugged|assault\w*|abus\w*|bullied|harass\w*|hopeless|worthless|heartbroken|devastated|"
     r"grieving|mourning|"
+    # a workplace closing for good ("the whole depot is closing in March"), not for the day ("closing early")
+    r"(?:depot|office|shop|factory|plant|branch|site|store|warehouse|business|restaurant|company|firm|ward|clinic|"
+    r"school|nursery|library|pub|gym|centre|center)s?(?:'s| is| are| will be| was| were)? (?:closing|shutting|being "
+    r"(?:closed|shut)|to (?:close|shut))(?! (?:early|at|for (?:the|christmas|lunch|a)|till|until|on \w+day))|"
+    r"closing down|shut(?:ting)? down for good|"
     # an injury or a condition found ("Turns out it's a herniated disc.")
     r"herniated|slipped disc|fractured?|(?:broke|broken) (?:my|his|her|their|both|a) (?:leg|legs|arm|arms|wrist|ankle|"
     r"hip|ribs?|collarbone|foot|hand|back|neck|nose|toe|knee|elbow|shoulder|jaw|pelvis)|torn (?:my |his |her )?(?:ligament|"
