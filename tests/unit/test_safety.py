@@ -577,8 +577,11 @@ def test_a_death_only_misread_by_someone_is_no_bad_news(text, death_told):
     ("Plant's closing in March. 31 years I've been there.", True),
     ("the shop is closing early today", False),
     ("the office is closing at 5 for the party", False),
+    ("My colleague Mark just presented MY analysis to the director as if he'd done it.", True),
+    ("Marcus from accounting took credit for my report in the meeting.", True),
+    ("I presented my project to the board today and they loved it", False),
 ])
-def test_a_workplace_closing_for_good_is_bad_news(text, bad):
+def test_a_workplace_closing_for_good_or_work_passed_off_is_bad_news(text, bad):
     from e3rg_core.understanding.safety.guard import names_bad_news
 
     assert names_bad_news(text) is bad

@@ -101,6 +101,10 @@ _BAD_NEWS = re.compile(
     r"school|nursery|library|pub|gym|centre|center)s?(?:'s| is| are| will be| was| were)? (?:closing|shutting|being "
     r"(?:closed|shut)|to (?:close|shut))(?! (?:early|at|for (?:the|christmas|lunch|a)|till|until|on \w+day))|"
     r"closing down|shut(?:ting)? down for good|"
+    # the person's work passed off as someone else's ("presented MY analysis to the director as if he'd done it")
+    r"(?:took|takes|taking|stole|steals|stealing|claimed|claiming) (?:all )?(?:the )?credit for (?:my|our|me)|"
+    r"(?:presented|passed off|passing off|submitted|pitched|showed|shared)\b[^.!?]{0,80}\b(?:my|our)\b[^.!?]{0,80}"
+    r"\bas (?:if|though|(?:his|her|their) own)\b|"
     # an injury or a condition found ("Turns out it's a herniated disc.")
     r"herniated|slipped disc|fractured?|(?:broke|broken) (?:my|his|her|their|both|a) (?:leg|legs|arm|arms|wrist|ankle|"
     r"hip|ribs?|collarbone|foot|hand|back|neck|nose|toe|knee|elbow|shoulder|jaw|pelvis)|torn (?:my |his |her )?(?:ligament|"
