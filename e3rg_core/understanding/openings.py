@@ -568,6 +568,8 @@ _BAD_WORDS = re.compile(
     # how the person is themselves ("She's excited but I'm a wreck")
     r"a (?:nervous )?wreck|a mess|falling apart|heartbroken|miserable|depressed|anxious|terrified|overwhelmed|"
     r"drained|burn[te]d? out|freaking out|bummed|hopeless|battered|knackered|aching|emergency|"
+    # fear in the body ("already sweating just thinking about take-off")
+    r"sweating (?:just )?(?:thinking|at the (?:thought|idea))|sweaty palms|palms are sweat\w*|"
     # mortified themselves, not someone else who is ("she messaged me saying she's mortified and trying to sort it")
     r"(?<!she's )(?<!he's )(?<!she is )(?<!he is )(?<!they're )(?<!they are )(?<!she was )(?<!he was )mortif\w*|"
     # shame at a moment in its everyday figure ("i wanted the floor to open up and swallow me")

@@ -770,3 +770,9 @@ def test_shame_in_its_everyday_figures_is_read_as_going_badly(text):
 
 def test_someone_elses_mortification_is_not_the_persons_setback():
     assert openings.tone("She messaged me last night saying she's mortified and trying to sort it. So kind") != "bad"
+
+
+def test_fear_felt_in_the_body_is_the_persons_own_bad_word():
+    flight = "First flight in fifteen years, and I'm already sweating just thinking about take-off."
+    assert openings.tone(flight) == "bad"
+    assert openings.tone("we were sweating in the sun all afternoon, best day") != "bad"
