@@ -172,6 +172,9 @@ _HEDGE = re.compile(r",\s*i (?:guess|suppose|think|reckon)$", re.IGNORECASE)
 # A sentence runs to its end mark, but a quotation inside it keeps its own ("she texted back 'coffee sunday?' so
 # that's something" is one sentence).
 _SENTENCE = re.compile(r"(?:(?<!\w)['\"][^'\"\n]{1,80}['\"](?!\w)|[^.!?])+[.!?]*")
+_AFTER_QUOTED_END = re.compile(r"(?<=[.!?]['\"])\s+(?=[A-Z])")
+# "... says you're 'being dramatic.'": its full stop goes after the quotation ("'being dramatic'.")
+_ENDS_QUOTED = re.compile(r"\.(['\"])$")
 
 
 _LAUGH_BREAK = re.compile(r"\s+(?:lol|lmao|haha+|hahah\w*)\s+(?=(?:i|i'm|im|my|we|he|she|they|it|the|our|his|her|their|"
@@ -193,8 +196,12 @@ def _sentences(user_text: str) -> list[tuple[str, str]]:
     # are not said back as one run-on sentence (not inside a quotation)
     text = "".join(part if i % 2 else _LAUGH_BREAK.sub(". ", part) for i, part in enumerate(_QUOTE_PART.split(text)))
     out = []
-    for match in _SENTENCE.finditer(text):
-        raw = match.group(0).strip()
+    # a quotation that ends its sentence ("... said 'we just don't have budget this year.' So it's not even about
+    # my work."): what follows a capital letter after it is a sentence of its own
+    # (a quotation's closing mark left at the start of the next, when a "don't" in it hid where it closed, is dropped)
+    raws = [re.sub(r"^['\"]\s+", "", raw.strip()) for match in _SENTENCE.finditer(text)
+            for raw in _AFTER_QUOTED_END.split(match.group(0))]
+    for raw in raws:
         if not raw:
             continue
         # fillers are left out of the person's words, not of a quotation ("it said 'lol no chance'")
@@ -503,6 +510,8 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
     third, short, brief, bare = [], [], [], []
     others = False  # the last whole sentence with a subject had someone or something else as it
     for first, whole in _candidates(user_text, max_words):
+        if whole and _RELATIVE.match(first) and not first.lower().startswith("which means"):
+            continue  # "Who was behind me.": a fragment that leans on the sentence before it
         subjectless = whole and lacks_subject(first)
         if subjectless and others and not has_first_person(first):
             continue  # "It was IN THE BREAD. Baked into the loaf.": the ring was baked in, not "You baked..."
@@ -541,7 +550,7 @@ def flipped(user_text: str, *, max_words: int = 17) -> str:
                 third.append(first)
             continue
         sentence = owned_kin(with_subject(second_person(_TRAILING.sub("", first).rstrip(" ,"))))
-        sentence = sentence[0].upper() + sentence[1:] + "."
+        sentence = sentence[0].upper() + _ENDS_QUOTED.sub(r"\1", sentence[1:]) + "."
         if restatement_ok(sentence, user_text=user_text, begins_you=False):
             says = len(faults.specific_words(sentence))
             if not bare and says >= 2 or says >= 3 and not _POINTS_BACK.search(sentence):

@@ -211,6 +211,8 @@ def reported_quote(sentence: str) -> str | None:
     who, quote = match.group("who"), match.group("quote").replace("\u2019", "'").strip(" ,")
     if re.search(r"['\"”](?:\s|$)", quote):
         return None  # the quotation closes before the sentence ends ("He wrote 'you never listen' on the card")
+    if sentence.strip().rstrip("'’\"”").endswith("?"):
+        return None  # a question asked ("she said 'can I go again tomorrow?'") is not told as a statement
     if speaks_to_listener(who) or _WE.search(quote) or not (has_first_person(quote) or speaks_to_listener(quote)):
         return None
     if has_first_person(quote) and re.search(r"[,;:]", quote):

@@ -686,3 +686,14 @@ def test_someone_named_after_and_in_a_long_sentence_begins_a_clause(message, sai
 ])
 def test_a_sentence_that_says_little_gives_way_to_a_later_one_that_says_more(message, said_back):
     assert composer.flipped(message) == said_back
+
+
+def test_a_quotation_that_ends_its_sentence_ends_it():
+    greg = "My manager, Greg, literally said 'we just don't have budget for exceeds this year.' So it's not even about my work."
+    assert composer.flipped(greg) == "It's not even about your work."
+    assert composer.flipped("My partner Sam says I'm 'being dramatic.' Maybe I am.") == (
+        "Your partner Sam says you're 'being dramatic'.")  # the full stop after the quotation, and not "Maybe you are."
+    assert composer.question("It says 'Final warning: we are not sleeping.' Too much?") == "Too much?"
+    # a fragment that leans on the sentence before it is not said back alone; a question quoted is not told as a statement
+    assert "Who" not in composer.flipped('Bloke waves at me, full "heyyy!" He was waving at his wife. Who was behind me.')
+    assert "can she" not in composer.flipped("Picked her up and she said 'can I go again tomorrow?'")
