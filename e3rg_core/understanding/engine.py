@@ -398,6 +398,15 @@ class Understander:
                     if not verdict.ok:
                         logger.warning("the output guard stopped a reply sentence (%s)", verdict.reason)
                         decided.guarded.append(verdict.reason)
+                        if partial and said == 0 and resamples and verdict.reason == "cheerful_to_distress":
+                            # an answer begun too brightly for how the person feels is written once more
+                            # ("I'd say it's a great idea!" to a worried question) before a calm reply
+                            resamples -= 1
+                            decided.guarded.append("answer written again")
+                            source = self._written_sentences(
+                                decided, opening=opening, partial=partial, first_clause_words=first_clause_words,
+                                seed_offset=2 * (ANSWER_RESAMPLES - resamples))
+                            break
                         if said == 0:
                             said += 1
                             yield calm()

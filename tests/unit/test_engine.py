@@ -533,8 +533,8 @@ def test_an_answer_whose_first_sentence_is_left_out_is_not_said_from_its_second(
 class _SeededAnswers(ContinuingChat):
     """Writes the first of ``answers`` for the first seed it is given, the next for any other seed."""
 
-    def __init__(self, answers, **kwargs):
-        super().__init__(label="neutral", reply=answers[0], **kwargs)
+    def __init__(self, answers, label="neutral", **kwargs):
+        super().__init__(label=label, reply=answers[0], **kwargs)
         self.answers, self.seeds = list(answers), []
 
     def continue_stream(self, messages, prefix, *, max_tokens, temperature=0.2, seed=None, media=None):
@@ -552,6 +552,16 @@ def test_an_answer_whose_first_sentence_is_left_out_is_written_once_more_with_an
     assert sentences[0].endswith(" tell them face to face, early and kindly."), sentences
     assert any("invented" in g for g in decided.guarded) and "answer written again" in decided.guarded
     assert len(set(chat.seeds)) == 2  # the second writing samples with another seed
+
+
+def test_an_answer_begun_too_brightly_for_a_worried_person_is_written_once_more():
+    chat = _SeededAnswers([" it's a fantastic idea, you'll love it!", " tell the dentist you'd like a signal to pause."],
+                          label="terrified")
+    engine = make(backends={"qwen1.5b": chat}, openings=True)
+    decided = engine.decide(UserTurn(text="I'm terrified of the dentist tomorrow. Any tips for not panicking in the chair?"))
+    sentences = list(engine.reply_sentences(decided))
+    assert "signal to pause" in sentences[0], sentences
+    assert "cheerful_to_distress" in decided.guarded and "answer written again" in decided.guarded
 
 
 def test_an_answer_left_out_again_after_writing_it_once_more_is_met_calmly_not_tried_forever():
