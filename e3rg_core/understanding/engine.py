@@ -390,6 +390,12 @@ class Understander:
         # An answer whose first sentence is left out is written once more with other seeds (``ANSWER_RESAMPLES``):
         # nothing of it was said yet, and an honest "not sure" or a gentle line leaves the question unanswered.
         resamples = ANSWER_RESAMPLES if partial and not reassurance else 0
+
+        def written_again() -> Iterator[str]:  # the answer written anew, with the next seeds
+            decided.guarded.append("answer written again")
+            return self._written_sentences(decided, opening=opening, partial=partial,
+                                           first_clause_words=first_clause_words,
+                                           seed_offset=2 * (ANSWER_RESAMPLES - resamples))
         while source is not None:
             with contextlib.closing(source) as written:
                 source = None
@@ -402,10 +408,7 @@ class Understander:
                             # an answer begun too brightly for how the person feels is written once more
                             # ("I'd say it's a great idea!" to a worried question) before a calm reply
                             resamples -= 1
-                            decided.guarded.append("answer written again")
-                            source = self._written_sentences(
-                                decided, opening=opening, partial=partial, first_clause_words=first_clause_words,
-                                seed_offset=2 * (ANSWER_RESAMPLES - resamples))
+                            source = written_again()
                             break
                         if said == 0:
                             said += 1
@@ -420,10 +423,7 @@ class Understander:
                             # the answer's first sentence carried its start; what follows builds on it
                             if resamples:
                                 resamples -= 1
-                                decided.guarded.append("answer written again")
-                                source = self._written_sentences(
-                                    decided, opening=opening, partial=partial, first_clause_words=first_clause_words,
-                                    seed_offset=2 * (ANSWER_RESAMPLES - resamples))
+                                source = written_again()
                             break
                         continue
                     n_words = len(sentence.split())
