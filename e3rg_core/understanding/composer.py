@@ -274,7 +274,9 @@ _GOES_ON = re.compile(r"which\s+(?:is|was)\b(?!\s+(?:better|best|worse|worst|eas
 
 
 # A question typed with a full stop, in a shape no statement has ("is it petty to put a camera in the office
-# fridge. asking for me", "what do i do."); not "Did it anyway." or "Can I just say, you were brilliant."
+# fridge. asking for me", "what do i do."); not "Did it anyway." or "Can I just say, you were brilliant." It may
+# follow a lead-in ("ok real question do u think...", "like what do i even do if...") or end a sentence after a
+# comma ("they want me to say a few words, what do i even say").
 _ASKED_WITH_STOP = re.compile(r"(?:.*[,;]\s*(?=(?:what|how) (?:do|should|can) i (?:even )?\w+\W*$))?(?:like,? )?"
                               r"(?:(?:honest|real|serious|quick|random|genuine|stupid|dumb) question\W*)?(?:is it|is that|would it be|would that be|should i|should we|do you think|do u think|"
                               r"what should i|how do i|how should i|what do i)\s+\S[^!]*\.?$", re.IGNORECASE)
