@@ -126,6 +126,9 @@ class ReplyContext:
     max_words: int = MAX_WORDS
 
 
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")  # where one sentence of a reply or a message ends
+
+
 def _lower(text: str) -> str:
     return text.replace("\u2019", "'").lower()
 
@@ -187,9 +190,9 @@ def speaker_voice(reply: str, ctx: ReplyContext) -> bool:
     about_my_doing = ctx.asks and _ABOUT_MY_DOING.search(_lower(ctx.user_text)) is not None
     # the statements beside a question, of three words or more, as the words they are made of: an answer that says
     # one again word for word speaks as the person (an echo of a message that asks nothing is the composer's own)
-    stated = {tuple(_WORD.findall(part)) for part in re.split(r"(?<=[.!?])\s+", _lower(ctx.user_text))
+    stated = {tuple(_WORD.findall(part)) for part in _SENTENCE_BREAK.split(_lower(ctx.user_text))
               if "?" not in part and len(_WORD.findall(part)) >= 3} if ctx.asks else set()
-    for sentence in re.split(r"(?<=[.!?])\s+", _lower(reply).strip()):
+    for sentence in _SENTENCE_BREAK.split(_lower(reply).strip()):
         if tuple(_WORD.findall(sentence)) in stated:
             return True  # "Do you think it's too soon for another cat? It feels a bit disloyal." answered "... It feels a bit disloyal."
         words = [w for w in _WORD.findall(sentence) if w not in _STOP and len(w) > 2 and not _FIRST_PERSON.fullmatch(w)]
@@ -263,7 +266,7 @@ def invented(reply: str, ctx: ReplyContext) -> bool:
     (``_HELP_LINE``) and "a doctor" are no invention."""
     if OWN_STORY.search(_lower(reply)):
         return True
-    reply = _A_DOCTOR.sub("someone", " ".join(s for s in re.split(r"(?<=[.!?])\s+", reply) if not _HELP_LINE.search(s)))
+    reply = _A_DOCTOR.sub("someone", " ".join(s for s in _SENTENCE_BREAK.split(reply) if not _HELP_LINE.search(s)))
     said_before = _lower(" ".join((*ctx.earlier_user, ctx.user_text)))
     relations_before = {m.group(1) for m in _RELATION.finditer(said_before)}
     for match in _RELATION.finditer(_lower(reply)):
@@ -317,7 +320,7 @@ def unanswered(reply: str, ctx: ReplyContext) -> bool:
     what was asked."""
     if not ctx.asks:
         return False
-    statements = [s for s in re.split(r"(?<=[.!?])\s+", reply.strip()) if s and not s.rstrip().endswith("?")]
+    statements = [s for s in _SENTENCE_BREAK.split(reply.strip()) if s and not s.rstrip().endswith("?")]
     if not statements:
         return True
     asked = {w for w in _WORD.findall(_lower(ctx.user_text)) if w not in _STOP and len(w) > 2}

@@ -137,19 +137,19 @@ _SARCASTIC_END = re.compile(r"(?:^|[.,]\s+|\s)(?:great|brilliant|perfect|wonderf
 # and the dev conversations that open with such a word, 42 are bad news and 2 plain (both without the comma or
 # asking); the rest's sign of something gone wrong is asked for as chat also opens so plainly ("Cool, I'll bring the
 # wine."). On every message of bench/data and the news reader's data it finds 4 more than before, all sarcasm.
-_PRAISE = r"great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|amazing|marvellous|excellent|terrific|splendid|superb"
-_SARCASTIC_START = re.compile(r"^(?:oh )?(?:" + _PRAISE + r"|cool|awesome)\s*[,.]+\s+(?=\S)")
+_PRAISE_WORDS = r"great|brilliant|perfect|wonderful|fantastic|lovely|fab|super|amazing|marvellous|excellent|terrific|splendid|superb"
+_SARCASTIC_START = re.compile(r"^(?:oh )?(?:" + _PRAISE_WORDS + r"|cool|awesome)\s*[,.]+\s+(?=\S)")
 _AGAIN = re.compile(r"\b(?:again|another)\b")
 # ... and flat praise heaped at the end, two or more good words each a sentence of its own with a full stop
 # ("£250 release fee plus a £70 ticket. Lovely. Fantastic. Great day."): joy is not said so flatly.
-_SARCASTIC_RUN = re.compile(r"(?:(?:^|\.\s+)(?:" + _PRAISE + r")(?: (?:day|stuff|times|start|news|week))?){2,}\.\s*$")
+_SARCASTIC_RUN = re.compile(r"(?:(?:^|\.\s+)(?:" + _PRAISE_WORDS + r")(?: (?:day|stuff|times|start|news|week))?){2,}\.\s*$")
 # Families that fit what sarcasm tells; any other (a glad, a worried or no opening) becomes "fed_up".
 _BORNE_SARCASTICALLY = frozenset({"unfair", "letdown", "hard", "sting", "guilt", "loss", "lonely", "fed_up"})
 
 
 # The words sarcasm says its bad news in ("love that for me", "just what I needed", "wonderful"): a part of a
 # sarcastic message with one of them is not said back straight.
-_SARCASM_WORDS = re.compile(r"\b(?:" + _PRAISE + r"|love that|just what|exactly what|lucky|living the dream|fun|"
+_SARCASM_WORDS = re.compile(r"\b(?:" + _PRAISE_WORDS + r"|love that|just what|exactly what|lucky|living the dream|fun|"
                             r"convenient|thanks for nothing)\b")
 
 
